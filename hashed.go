@@ -1,0 +1,315 @@
+package packwheel
+
+import (
+	"fmt"
+	"math"
+	"math/bits"
+
+	"github.com/packwheel/packwheel/packed"
+)
+
+// DefaultHashedSlots is the number of slots of a zero Hashed or of one made
+// with HashedOptions.Slots == 0.
+const DefaultHashedSlots = 4096
+
+// maxHashedSlots bounds HashedOptions.Slots so that a slot number fits a
+// Holder.
+const maxHashedSlots = 1 << 24
+
+// HashedOptions configures a Hashed wheel.
+type HashedOptions struct {
+	// Slots is the number of buckets, a power of two from 1 to 1<<24; zero
+	// means DefaultHashedSlots. A timer waits in bucket deadline%Slots for
+	// as many revolutions as it needs, so more slots mean fewer timers to
+	// compare per tick and more memory (32 bytes and 1 bit per slot).
+	Slots int
+}
+
+// Hashed is a hashed timing wheel with a single level: a timer lands in
+// bucket deadline%Slots and waits there for the revolutions it still needs,
+// which are derived from its stored absolute deadline. Processing a tick
+// visits one bucket and compares deadlines without writing to timers that
+// are not due; timers never move between buckets.
+//
+// Schedule, ScheduleRange and Cancel are O(1). Advance is O(1) per tick
+// with an occupied bucket plus O(1) per timer in the buckets it visits;
+// an occupancy bitmap skips empty buckets, and once a long Advance has swept
+// one revolution it knows the earliest deadline and jumps straight to it.
+// NextExpiry is exact and costs O(timers in the buckets before the answer).
+// Buckets are packed arrays recycled through a pool: once warm, nothing
+// allocates.
+//
+// The zero value is an empty wheel at tick 0 with DefaultHashedSlots
+// buckets, allocated on first use. A Hashed must not be copied after first
+// use. It is not safe for concurrent use; see [Timers] for the rules it
+// follows.
+type Hashed[V any] struct {
+	s     store[V]
+	slots int
+	mask  uint64
+	// sweepMin is a lower bound on the deadlines scheduled, and seen by
+	// bucket visits, since the current Advance began its sweep; after a full
+	// revolution no timer can be due before it.
+	sweepMin uint64
+	// pending records that a bounded advance stopped with timers of tick
+	// now still in their bucket.
+	pending bool
+}
+
+// NewHashed returns an empty hashed wheel at tick 0. It panics with a
+// message naming the option if opts is invalid.
+func NewHashed[V any](opts HashedOptions) *Hashed[V] {
+	n := opts.Slots
+	if n == 0 {
+		n = DefaultHashedSlots
+	}
+	if n < 1 || n > maxHashedSlots || n&(n-1) != 0 {
+		panic(fmt.Sprintf("packwheel: HashedOptions.Slots %d is not a power of two from 1 to %d", opts.Slots, maxHashedSlots))
+	}
+	w := &Hashed[V]{slots: n}
+	w.ready()
+	return w
+}
+
+func (w *Hashed[V]) ready() {
+	if w.s.buckets != nil {
+		return
+	}
+	if w.slots == 0 {
+		w.slots = DefaultHashedSlots
+	}
+	w.mask = uint64(w.slots - 1)
+	w.sweepMin = math.MaxUint64
+	w.s.init(w.slots)
+}
+
+// Slots returns the number of buckets. O(1).
+func (w *Hashed[V]) Slots() int {
+	w.ready()
+	return w.slots
+}
+
+// Schedule sets the timer of h to fire at tick deadline with value v; a
+// deadline at or before Now fires at Now()+1. An active h is moved, in place
+// when its bucket does not change (a deadline a whole number of revolutions
+// away). O(1); it allocates only while buckets grow.
+//
+// It panics, before changing anything, if deadline is beyond MaxTick or h is
+// active in another wheel, was copied, or was overwritten.
+func (w *Hashed[V]) Schedule(h *Holder, deadline uint64, v V) {
+	checkTick("Schedule", "deadline", deadline)
+	w.set(h, deadline, v, "Schedule")
+}
+
+// ScheduleAfter is Schedule(h, w.Now()+delay, v). It panics if that is
+// beyond MaxTick.
+func (w *Hashed[V]) ScheduleAfter(h *Holder, delay uint64, v V) {
+	w.set(h, afterNow("ScheduleAfter", w.s.now, delay), v, "ScheduleAfter")
+}
+
+// ScheduleRange sets the timer of h to fire at a tick in [earliest, latest]
+// with value v. When h is already due inside the range it only stores v,
+// which makes pushing an idle timeout back on every packet nearly free.
+// Otherwise it picks latest: timers never move in a hashed wheel, so the
+// latest tick leaves the most room for later calls to be no-ops. A range
+// wholly at or before Now fires at Now()+1. O(1).
+//
+// It panics, before changing anything, if earliest > latest, latest is
+// beyond MaxTick, or h is not a holder of this wheel (see Schedule).
+func (w *Hashed[V]) ScheduleRange(h *Holder, earliest, latest uint64, v V) {
+	checkRange("ScheduleRange", earliest, latest)
+	if h.link.Slot != 0 {
+		b, i := w.s.locate(h, "ScheduleRange")
+		if d := h.link.Deadline; d >= earliest && d <= latest {
+			b.At(i).Value = v
+			return
+		}
+	}
+	w.set(h, latest, v, "ScheduleRange")
+}
+
+func (w *Hashed[V]) set(h *Holder, d uint64, v V, op string) {
+	w.ready()
+	var b *packed.Bucket[V]
+	var i int
+	if h.link.Slot != 0 {
+		b, i = w.s.locate(h, op)
+	}
+	if d <= w.s.now {
+		d = w.s.now + 1
+	}
+	w.sweepMin = min(w.sweepMin, d)
+	w.s.place(h, b, i, int(d&w.mask), d, v)
+}
+
+// Cancel stops the timer of h and reports whether it was active. Cancelling
+// an inactive holder does nothing and returns false. O(1).
+//
+// It panics, before changing anything, if h is active but not in this wheel,
+// was copied, or was overwritten.
+func (w *Hashed[V]) Cancel(h *Holder) bool { return w.s.cancel(h) }
+
+// Len returns the number of active timers. O(1).
+func (w *Hashed[V]) Len() int { return w.s.pool.Live() }
+
+// Now returns the last tick whose processing has begun. O(1).
+func (w *Hashed[V]) Now() uint64 { return w.s.now }
+
+// NextExpiry returns the deadline of the earliest timer, or limit if that is
+// later; no timer fires before it. It returns Now when a bounded advance left
+// timers of the current tick unfired. It visits occupied buckets in tick
+// order and stops at the first due timer or at limit, so it costs O(timers
+// in the buckets it visits), at most one revolution. It allocates nothing.
+func (w *Hashed[V]) NextExpiry(limit uint64) uint64 {
+	now := w.s.now
+	if w.pending {
+		// The timers left may have been cancelled since.
+		for _, e := range w.s.buckets[now&w.mask].Entries() {
+			if e.Deadline == now {
+				return min(now, limit)
+			}
+		}
+	}
+	if limit <= now || w.Len() == 0 {
+		return limit
+	}
+	earliest := uint64(math.MaxUint64)
+	for from := now + 1; ; {
+		t, ok := w.nextOccupied(from, min(limit, now+uint64(w.slots)))
+		if !ok {
+			break
+		}
+		for _, e := range w.s.buckets[t&w.mask].Entries() {
+			if e.Deadline == t {
+				return t
+			}
+			earliest = min(earliest, e.Deadline)
+		}
+		from = t + 1
+	}
+	// Either limit came first, or a whole revolution was visited and
+	// earliest is the true minimum.
+	return min(earliest, limit)
+}
+
+// nextOccupied returns the first tick in [from, to] whose bucket is
+// occupied, looking at most one revolution ahead.
+func (w *Hashed[V]) nextOccupied(from, to uint64) (uint64, bool) {
+	if from > to {
+		return 0, false
+	}
+	span := min(to-from, uint64(w.slots-1)) + 1
+	wordBits := uint64(min(w.slots, 64))
+	pos := from & w.mask
+	for d := uint64(0); d < span; {
+		word := w.s.occupied[pos>>6] >> (pos & 63)
+		if word != 0 {
+			d += uint64(bits.TrailingZeros64(word))
+			if d < span {
+				return from + d, true
+			}
+			return 0, false
+		}
+		step := wordBits - pos&63
+		d += step
+		pos = (pos + step) & w.mask
+	}
+	return 0, false
+}
+
+// Advance processes every tick up to and including to, in order, calling
+// expire with the value of each timer as it fires; during the call Now
+// equals the timer's deadline. An Advance to a tick before Now does nothing.
+// It allocates nothing.
+//
+// It panics if to is beyond MaxTick or if called from an expiry callback.
+func (w *Hashed[V]) Advance(to uint64, expire func(V)) {
+	s := sink[V]{fn: expire}
+	w.advance("Advance", to, math.MaxInt, &s)
+}
+
+// AdvanceLimit is Advance that fires at most n timers, so that a clump of
+// timers cannot starve the caller's loop. It reports whether it caught up
+// with to; if not, Now stays at the tick it stopped in and the next call
+// resumes there, losing and reordering nothing. It panics if n <= 0.
+func (w *Hashed[V]) AdvanceLimit(to uint64, n int, expire func(V)) bool {
+	checkMax("AdvanceLimit", n)
+	s := sink[V]{fn: expire}
+	return w.advance("AdvanceLimit", to, n, &s)
+}
+
+// AppendExpired is AdvanceLimit that appends the value of each expired
+// timer to dst and returns the extended slice. It allocates only if dst
+// runs out of capacity.
+func (w *Hashed[V]) AppendExpired(dst []V, to uint64, n int) ([]V, bool) {
+	checkMax("AppendExpired", n)
+	s := sink[V]{dst: dst}
+	done := w.advance("AppendExpired", to, n, &s)
+	return s.dst, done
+}
+
+func (w *Hashed[V]) advance(op string, to uint64, limit int, out *sink[V]) bool {
+	checkTick(op, "to", to)
+	w.ready()
+	w.s.running.enter(op)
+	defer w.s.running.leave()
+	fired := 0
+	if w.pending {
+		if !w.visit(w.s.now, &fired, limit, out) {
+			return false
+		}
+		w.pending = false
+	}
+	revolution := uint64(w.slots)
+	sweepFrom := w.s.now + 1
+	w.sweepMin = math.MaxUint64
+	for w.s.now < to {
+		if w.sweepMin <= w.s.now {
+			// The sweep reached its bound, which says nothing more.
+			sweepFrom, w.sweepMin = w.s.now+1, math.MaxUint64
+		} else if w.s.now+1-sweepFrom >= revolution && w.sweepMin > w.s.now+1 {
+			// Every bucket was seen since sweepFrom and every timer
+			// scheduled since was noted: nothing is due before sweepMin.
+			if w.sweepMin > to {
+				break
+			}
+			w.s.now = w.sweepMin - 1
+			sweepFrom, w.sweepMin = w.s.now+1, math.MaxUint64
+		}
+		t, ok := w.nextOccupied(w.s.now+1, to)
+		if !ok {
+			break
+		}
+		w.s.now = t
+		if !w.visit(t, &fired, limit, out) {
+			w.pending = true
+			return false
+		}
+	}
+	w.s.now = max(w.s.now, to)
+	return true
+}
+
+// visit fires the timers of bucket t%Slots that are due at tick t, walking
+// the bucket from its end so that the swap-removes of firing, and any
+// cancels the callbacks make, only move already visited entries into the
+// unvisited part. It notes the deadlines it passes in sweepMin and returns
+// false if it stopped at limit.
+func (w *Hashed[V]) visit(t uint64, fired *int, limit int, out *sink[V]) bool {
+	slot := int(t & w.mask)
+	b := &w.s.buckets[slot]
+	for i := b.Len() - 1; i >= 0; i = min(i-1, b.Len()-1) {
+		e := b.At(i)
+		if e.Deadline != t {
+			w.sweepMin = min(w.sweepMin, e.Deadline)
+			continue
+		}
+		if *fired == limit {
+			return false
+		}
+		v := w.s.remove(b, i).Value
+		*fired++
+		out.deliver(v)
+	}
+	return true
+}

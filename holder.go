@@ -1,0 +1,70 @@
+package packwheel
+
+import (
+	"fmt"
+
+	"github.com/packwheel/packwheel/packed"
+)
+
+// Holder is the caller's handle on one timer. Embed it by value in the
+// struct the timer belongs to (a connection, a session); the wheel keeps a
+// pointer back to it and updates it whenever the timer's entry moves, so
+// cancelling or rescheduling needs no search and no allocation.
+//
+// The zero value is an inactive holder, ready to be scheduled. A Holder is 16
+// bytes and records the timer's deadline and position, so [Holder.Active] and
+// [Holder.Deadline] are O(1) reads that need no access to the wheel.
+//
+// A Holder belongs to at most one wheel at a time, and it must not be copied
+// while active: go vet reports copies, and a wheel given a copy, a holder of
+// another wheel or a corrupted holder panics before it changes anything.
+// A Holder is not safe for concurrent use; it follows the rules of its wheel.
+type Holder struct {
+	_    noCopy
+	link packed.Link
+}
+
+// Active reports whether the timer is scheduled and has not yet fired or
+// been cancelled. O(1).
+func (h *Holder) Active() bool { return h.link.Slot != 0 }
+
+// Deadline returns the tick the timer fires at, or 0 if it is not active.
+// It is the tick the wheel settled on: for a deadline already past when it
+// was scheduled, the next tick the wheel processes; for a range, the tick the
+// wheel chose inside it. O(1).
+func (h *Holder) Deadline() uint64 {
+	if h.link.Slot == 0 {
+		return 0
+	}
+	return h.link.Deadline
+}
+
+// noCopy makes go vet's copylocks check report copies of a Holder.
+type noCopy struct{}
+
+func (*noCopy) Lock()   {}
+func (*noCopy) Unlock() {}
+
+// locate returns the bucket and index of an active holder's entry in
+// buckets, after checking that the entry points back at this very holder.
+// Any mismatch means the holder was copied, belongs to another wheel, or was
+// overwritten, and it panics before the caller changes any state.
+func locate[V any](buckets []packed.Bucket[V], h *Holder, op string) (*packed.Bucket[V], int) {
+	slot, index := int(h.link.Slot)-1, int(h.link.Index)
+	if slot < len(buckets) {
+		b := &buckets[slot]
+		if index < b.Len() && b.At(index).Link == &h.link {
+			return b, index
+		}
+	}
+	panic(fmt.Sprintf("packwheel: %s: holder is not scheduled in this wheel "+
+		"(slot %d, index %d): it was copied, belongs to another wheel, or was overwritten",
+		op, slot, index))
+}
+
+// unlink marks a holder inactive after its entry has left the wheel.
+func unlink(l *packed.Link) {
+	l.Slot = 0
+	l.Index = 0
+	l.Deadline = 0
+}

@@ -1,0 +1,99 @@
+package packwheel
+
+import (
+	"fmt"
+
+	"github.com/packwheel/packwheel/packed"
+)
+
+// checker is implemented by both wheels in tests: it verifies every internal
+// invariant and returns the first violation.
+type checker interface{ check() error }
+
+// checkStore verifies what both wheels share: each entry's holder points back
+// at it, each bucket's bit says whether it is occupied, Len counts the
+// entries, and placed accepts each entry's position.
+func checkStore[V any](s *store[V], placed func(slot int, e *packed.Entry[V]) error) error {
+	n := 0
+	seen := make(map[*packed.Link]bool)
+	for slot := range s.buckets {
+		b := &s.buckets[slot]
+		bit := s.occupied[slot>>6]>>(slot&63)&1 == 1
+		if bit != (b.Len() > 0) {
+			return fmt.Errorf("bucket %d: occupancy bit %v, length %d", slot, bit, b.Len())
+		}
+		for i := range b.Len() {
+			e := b.At(i)
+			l := e.Link
+			switch {
+			case l == nil:
+				return fmt.Errorf("bucket %d index %d: nil holder", slot, i)
+			case seen[l]:
+				return fmt.Errorf("bucket %d index %d: holder linked twice", slot, i)
+			case int(l.Slot) != slot+1 || int(l.Index) != i:
+				return fmt.Errorf("bucket %d index %d: holder says slot %d index %d", slot, i, int(l.Slot)-1, l.Index)
+			case l.Deadline != e.Deadline:
+				return fmt.Errorf("bucket %d index %d: holder deadline %d, entry %d", slot, i, l.Deadline, e.Deadline)
+			case e.Deadline < s.now:
+				return fmt.Errorf("bucket %d index %d: deadline %d before now %d", slot, i, e.Deadline, s.now)
+			}
+			seen[l] = true
+			if err := placed(slot, e); err != nil {
+				return fmt.Errorf("bucket %d index %d deadline %d now %d: %w", slot, i, e.Deadline, s.now, err)
+			}
+			n++
+		}
+	}
+	if n != s.pool.Live() {
+		return fmt.Errorf("Len %d, entries %d", s.pool.Live(), n)
+	}
+	if s.running {
+		return fmt.Errorf("still marked as advancing")
+	}
+	return nil
+}
+
+// check verifies that every entry sits at level L slot s where s is the L-th
+// digit of its deadline, in the same block of the level above as now, and in
+// a slot after now's (at level 0, now's own slot only for timers of tick now
+// left by a bounded advance).
+func (w *Wheel[V]) check() error {
+	if w.s.buckets == nil {
+		return nil
+	}
+	now := w.s.now
+	return checkStore(&w.s, func(slot int, e *packed.Entry[V]) error {
+		l, s := slot>>levelBits, slot&(levelSlots-1)
+		shift := uint(l * levelBits)
+		d := e.Deadline
+		pos := int(now>>shift) & (levelSlots - 1)
+		switch {
+		case int(d>>shift)&(levelSlots-1) != s:
+			return fmt.Errorf("level %d slot %d holds the wrong digit", l, s)
+		case shift+levelBits < 64 && d>>(shift+levelBits) != now>>(shift+levelBits):
+			return fmt.Errorf("level %d: deadline outside now's block", l)
+		case l > 0 && s <= pos:
+			return fmt.Errorf("level %d slot %d is not after now's slot %d", l, s, pos)
+		case l == 0 && (s < pos || (s == pos) != (d == now)):
+			return fmt.Errorf("level 0 slot %d, now's slot %d", s, pos)
+		}
+		return nil
+	})
+}
+
+// check verifies that every entry sits in bucket deadline%Slots, and that
+// timers of tick now remain only after a bounded advance stopped.
+func (w *Hashed[V]) check() error {
+	if w.s.buckets == nil {
+		return nil
+	}
+	return checkStore(&w.s, func(slot int, e *packed.Entry[V]) error {
+		switch {
+		case int(e.Deadline&w.mask) != slot:
+			return fmt.Errorf("deadline in the wrong bucket")
+		case e.Deadline == w.s.now && !w.pending:
+			return fmt.Errorf("timer of the current tick left without a pending advance")
+		}
+		return nil
+	})
+}

@@ -1,0 +1,472 @@
+package packwheel
+
+import (
+	"encoding/binary"
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"os"
+	"strconv"
+	"testing"
+)
+
+// source feeds a harness its choices: a seeded generator in the random
+// tests, the fuzzer's bytes in the fuzz targets.
+type source interface {
+	u64() uint64
+	more() bool
+}
+
+type randSource struct {
+	r    *rand.Rand
+	left int
+}
+
+func (s *randSource) u64() uint64 { return s.r.Uint64() }
+func (s *randSource) more() bool  { s.left--; return s.left >= 0 }
+
+type byteSource struct{ b []byte }
+
+func (s *byteSource) u64() uint64 {
+	var buf [8]byte
+	n := copy(buf[:2], s.b)
+	s.b = s.b[n:]
+	if buf[1]&0x80 != 0 { // a marked pair brings six more bytes for big values
+		n = copy(buf[2:], s.b)
+		s.b = s.b[n:]
+	}
+	return binary.LittleEndian.Uint64(buf[:])
+}
+func (s *byteSource) more() bool { return len(s.b) > 0 }
+
+// harness drives one wheel and a reference model (a map from timer id to
+// deadline) with the same operations and fails at the first disagreement.
+type harness struct {
+	t        testing.TB
+	w        Timers[int]
+	chk      checker
+	hashed   bool
+	src      source
+	holders  []Holder
+	model    model
+	expire   func(int)
+	fired    int
+	steps    int
+	lastFire uint64
+}
+
+func newHarness(t testing.TB, w Timers[int], src source, timers int) *harness {
+	h := &harness{t: t, w: w, chk: w.(checker), src: src,
+		holders: make([]Holder, timers), model: newModel(timers)}
+	_, h.hashed = w.(*Hashed[int])
+	h.expire = h.onExpire
+	return h
+}
+
+func (h *harness) n(k uint64) uint64 { return h.src.u64() % k }
+
+func (h *harness) failf(format string, args ...any) {
+	h.t.Helper()
+	h.t.Fatalf("step %d, now %d: %s", h.steps, h.w.Now(), fmt.Sprintf(format, args...))
+}
+
+// tick returns a tick somewhere around now: past, near, far or huge, or on
+// a level boundary.
+func (h *harness) tick() uint64 {
+	now := h.w.Now()
+	var d uint64
+	switch h.n(9) {
+	case 0:
+		return now - min(now, h.n(5)) // past or present
+	case 1:
+		d = h.n(3)
+	case 2:
+		d = h.n(70)
+	case 3:
+		d = h.n(5000)
+	case 4:
+		d = h.n(300_000)
+	case 5:
+		d = h.n(1e9)
+	case 6:
+		d = h.n(1e13)
+	case 7: // the next boundary of some level, give or take one
+		k := 6 * (1 + h.n(6))
+		d = (now|(1<<k-1))+1 - now + h.n(3) - 1
+	default:
+		if id, ok := h.model.any(h.id()); ok { // a bucket-mate of a timer
+			return min(h.model.deadline[id]+64*h.n(3)*uint64(1+h.n(2)), MaxTick)
+		}
+		d = h.n(100)
+	}
+	return min(now+d, MaxTick)
+}
+
+func (h *harness) id() int { return int(h.n(uint64(len(h.holders)))) }
+
+// want returns the deadline a timer scheduled for d gets.
+func (h *harness) want(d uint64) uint64 { return max(d, h.w.Now()+1) }
+
+func (h *harness) schedule(id int) {
+	hd := &h.holders[id]
+	switch h.n(4) {
+	case 0:
+		delay := h.tick() - h.w.Now()
+		if delay > MaxTick { // the tick was in the past
+			delay = 0
+		}
+		h.w.ScheduleAfter(hd, delay, id)
+		h.model.set(id, h.want(h.w.Now()+delay))
+	case 1:
+		lo := h.tick()
+		hi := lo + h.n(2000)*uint64(1+h.n(1000))
+		hi = min(hi, MaxTick)
+		old, active := h.model.get(id)
+		h.w.ScheduleRange(hd, lo, hi, id)
+		got := hd.Deadline()
+		switch {
+		case active && old >= lo && old <= hi:
+			if got != old {
+				h.failf("range [%d,%d] moved timer %d from %d to %d", lo, hi, id, old, got)
+			}
+		case hi <= h.w.Now():
+			if got != h.w.Now()+1 {
+				h.failf("past range [%d,%d]: deadline %d", lo, hi, got)
+			}
+		case got < max(lo, h.w.Now()+1) || got > hi:
+			h.failf("range [%d,%d] chose %d", lo, hi, got)
+		}
+		h.model.set(id, got)
+	default:
+		d := h.tick()
+		h.w.Schedule(hd, d, id)
+		h.model.set(id, h.want(d))
+	}
+}
+
+func (h *harness) cancel(id int) {
+	_, active := h.model.get(id)
+	if got := h.w.Cancel(&h.holders[id]); got != active {
+		h.failf("Cancel(%d) = %v, model says active %v", id, got, active)
+	}
+	h.model.drop(id)
+}
+
+func (h *harness) minDeadline() uint64 { return h.model.min() }
+
+// onExpire checks a firing timer against the model, then maybe changes
+// other timers from inside the callback.
+func (h *harness) onExpire(id int) {
+	now := h.w.Now()
+	d, ok := h.model.get(id)
+	switch {
+	case !ok:
+		h.failf("timer %d fired but is not active", id)
+	case d != now:
+		h.failf("timer %d due %d fired at %d", id, d, now)
+	case h.minDeadline() < now:
+		h.failf("timer %d fired at %d while one due at %d waits", id, now, h.minDeadline())
+	case h.holders[id].Active():
+		h.failf("timer %d still active in its callback", id)
+	}
+	h.model.drop(id)
+	h.fired++
+	for range h.n(4) {
+		switch h.n(5) {
+		case 0: // reschedule itself, sometimes for a tick already passed
+			h.schedule(id)
+		case 1: // cancel a bucket-mate due at the same tick, if any
+			if other, ok := h.model.dueAt(now, h.id()); ok {
+				h.cancel(other)
+			}
+		case 2:
+			h.cancel(h.id())
+		default:
+			h.schedule(h.id())
+		}
+	}
+}
+
+// advanceTarget returns a tick to advance to: near, far, huge, at the next
+// deadline, or before now.
+func (h *harness) advanceTarget() uint64 {
+	now := h.w.Now()
+	switch h.n(8) {
+	case 0:
+		return now - min(now, h.n(3))
+	case 1:
+		if m := h.minDeadline(); m != math.MaxUint64 {
+			return m
+		}
+	case 2:
+		return min(now+h.n(1e12), MaxTick)
+	}
+	return h.tick()
+}
+
+func (h *harness) advance() {
+	before := h.w.Now()
+	to := h.advanceTarget()
+	firedBefore := h.fired
+	switch h.n(3) {
+	case 0:
+		h.w.Advance(to, h.expire)
+		h.caughtUp(before, to)
+	case 1:
+		n := int(1 + h.n(20))
+		if h.w.AdvanceLimit(to, n, h.expire) {
+			h.caughtUp(before, to)
+		} else if h.fired-firedBefore != n {
+			h.failf("AdvanceLimit(%d, %d) stopped after %d", to, n, h.fired-firedBefore)
+		}
+	default:
+		n := int(1 + h.n(20))
+		got, done := h.w.AppendExpired(nil, to, n)
+		prev := uint64(0)
+		for _, id := range got {
+			d, ok := h.model.get(id)
+			switch {
+			case !ok:
+				h.failf("AppendExpired returned inactive timer %d", id)
+			case d > h.w.Now() || d < prev:
+				h.failf("AppendExpired returned timer %d due %d out of order (now %d)", id, d, h.w.Now())
+			}
+			prev = d
+			h.model.drop(id)
+		}
+		if len(got) > n || (!done && len(got) != n) {
+			h.failf("AppendExpired(%d, %d) returned %d, done %v", to, n, len(got), done)
+		}
+		if done {
+			h.caughtUp(before, to)
+		}
+	}
+}
+
+func (h *harness) caughtUp(before, to uint64) {
+	if want := max(before, to); h.w.Now() != want {
+		h.failf("Advance to %d from %d left now at %d", to, before, h.w.Now())
+	}
+	if m := h.minDeadline(); m <= to {
+		h.failf("Advance to %d caught up with a timer due at %d unfired", to, m)
+	}
+}
+
+func (h *harness) nextExpiry() {
+	now := h.w.Now()
+	limit := h.tick()
+	got := h.w.NextExpiry(limit)
+	m := h.minDeadline()
+	exact := min(m, limit)
+	switch {
+	case got > limit || got > m:
+		h.failf("NextExpiry(%d) = %d after the earliest timer %d", limit, got, m)
+	case (h.hashed || m>>levelBits == now>>levelBits) && got != exact:
+		h.failf("NextExpiry(%d) = %d, want %d", limit, got, exact)
+	case got < min(now, limit):
+		h.failf("NextExpiry(%d) = %d before now", limit, got)
+	}
+}
+
+// step runs one random operation and then checks everything.
+func (h *harness) step() {
+	h.steps++
+	switch op := h.n(100); {
+	case op < 35:
+		h.schedule(h.id())
+	case op < 50:
+		h.cancel(h.id())
+	case op < 85:
+		h.advance()
+	default:
+		h.nextExpiry()
+	}
+	h.verify()
+}
+
+func (h *harness) verify() {
+	h.t.Helper()
+	if err := h.chk.check(); err != nil {
+		h.failf("invariant: %v", err)
+	}
+	if h.w.Len() != h.model.len {
+		h.failf("Len %d, model %d", h.w.Len(), h.model.len)
+	}
+	for id := range h.holders {
+		d, ok := h.model.get(id)
+		hd := &h.holders[id]
+		if hd.Active() != ok || hd.Deadline() != d {
+			h.failf("holder %d: active %v deadline %d, model %v %d", id, hd.Active(), hd.Deadline(), ok, d)
+		}
+	}
+}
+
+// run starts the wheel at a random tick (often just before a level
+// boundary) and plays the source out.
+func (h *harness) run() {
+	start := h.n(1 << 40)
+	if h.n(2) == 0 {
+		start = 1<<(6*(1+h.n(9))) - 1 - h.n(3)
+	}
+	h.w.Advance(start, h.expire)
+	for h.src.more() {
+		h.step()
+	}
+	// Drain: everything left must fire, each at its tick.
+	h.w.Advance(MaxTick, h.expire)
+	h.verify()
+	if h.model.len != 0 {
+		h.failf("%d timers never fired", h.model.len)
+	}
+}
+
+// seed returns the seed a random test uses: SEED from the environment to
+// replay a failure, or a fresh one. Either way it is logged.
+func seed(t *testing.T) uint64 {
+	t.Helper()
+	s := rand.Uint64()
+	if env := os.Getenv("SEED"); env != "" {
+		var err error
+		if s, err = strconv.ParseUint(env, 10, 64); err != nil {
+			t.Fatalf("SEED=%q: %v", env, err)
+		}
+	}
+	t.Logf("seed %d (replay with SEED=%d)", s, s)
+	return s
+}
+
+// randomOps is how many operations each random test runs: a million by
+// default, OPS in the environment to change it, a tenth with -short.
+func randomOps(t *testing.T) int {
+	if env := os.Getenv("OPS"); env != "" {
+		n, err := strconv.Atoi(env)
+		if err != nil {
+			t.Fatalf("OPS=%q: %v", env, err)
+		}
+		return n
+	}
+	if testing.Short() || raceEnabled {
+		return 100_000
+	}
+	return 1_000_000
+}
+
+func testRandom(t *testing.T, mk func(r *rand.Rand) Timers[int]) {
+	s := seed(t)
+	ops := randomOps(t)
+	r := rand.New(rand.NewPCG(s, s^0x9e3779b97f4a7c15))
+	done := 0
+	// Several wheels of different sizes and timer counts, a million
+	// operations in all.
+	for done < ops {
+		n := min(ops-done, 20_000+r.IntN(80_000))
+		timers := 1 + r.IntN(300)
+		h := newHarness(t, mk(r), &randSource{r: r, left: n}, timers)
+		h.run()
+		done += n
+	}
+	t.Logf("%d operations against the model", done)
+}
+
+func TestWheelRandom(t *testing.T) {
+	testRandom(t, func(*rand.Rand) Timers[int] { return new(Wheel[int]) })
+}
+
+func TestHashedRandom(t *testing.T) {
+	testRandom(t, func(r *rand.Rand) Timers[int] {
+		return NewHashed[int](HashedOptions{Slots: 1 << r.IntN(9)})
+	})
+}
+
+func fuzzSeeds(f *testing.F) {
+	f.Add([]byte{})
+	f.Add([]byte{1, 0, 2, 0, 3, 0, 40, 0, 90, 0, 50, 0})
+	for i := range 8 {
+		r := rand.New(rand.NewPCG(uint64(i), 7))
+		b := make([]byte, 64+r.IntN(512))
+		for j := range b {
+			b[j] = byte(r.Uint32())
+		}
+		f.Add(b)
+	}
+}
+
+func FuzzWheel(f *testing.F) {
+	fuzzSeeds(f)
+	f.Fuzz(func(t *testing.T, ops []byte) {
+		newHarness(t, new(Wheel[int]), &byteSource{b: ops}, 24).run()
+	})
+}
+
+func FuzzHashed(f *testing.F) {
+	fuzzSeeds(f)
+	f.Fuzz(func(t *testing.T, ops []byte) {
+		slots := 1
+		if len(ops) > 0 {
+			slots = 1 << (ops[0] % 8)
+		}
+		newHarness(t, NewHashed[int](HashedOptions{Slots: slots}), &byteSource{b: ops}, 24).run()
+	})
+}
+
+
+// model is the reference: for each timer id, whether it is active and its
+// deadline. Choices scan ids in order, so a seed replays exactly.
+type model struct {
+	active   []bool
+	deadline []uint64
+	len      int
+}
+
+func newModel(n int) model {
+	return model{active: make([]bool, n), deadline: make([]uint64, n)}
+}
+
+func (m *model) get(id int) (uint64, bool) {
+	if !m.active[id] {
+		return 0, false
+	}
+	return m.deadline[id], true
+}
+
+func (m *model) set(id int, d uint64) {
+	if !m.active[id] {
+		m.len++
+	}
+	m.active[id], m.deadline[id] = true, d
+}
+
+func (m *model) drop(id int) {
+	if m.active[id] {
+		m.len--
+	}
+	m.active[id], m.deadline[id] = false, 0
+}
+
+func (m *model) min() uint64 {
+	least := uint64(math.MaxUint64)
+	for id, ok := range m.active {
+		if ok {
+			least = min(least, m.deadline[id])
+		}
+	}
+	return least
+}
+
+// any returns the first active id at or after from, wrapping around.
+func (m *model) any(from int) (int, bool) { return m.find(from, func(int) bool { return true }) }
+
+// dueAt returns an active id due at tick t, searching from from.
+func (m *model) dueAt(t uint64, from int) (int, bool) {
+	return m.find(from, func(id int) bool { return m.deadline[id] == t })
+}
+
+func (m *model) find(from int, ok func(int) bool) (int, bool) {
+	for k := range m.active {
+		id := (from + k) % len(m.active)
+		if m.active[id] && ok(id) {
+			return id, true
+		}
+	}
+	return 0, false
+}

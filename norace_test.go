@@ -1,0 +1,5 @@
+//go:build !race
+
+package packwheel
+
+const raceEnabled = false

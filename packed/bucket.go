@@ -1,0 +1,130 @@
+// Package packed stores timer entries by value, side by side in one slice
+// per bucket, so that scanning a bucket walks contiguous memory instead of
+// chasing list pointers.
+//
+// Each entry points back at a [Link] owned by the caller. A bucket keeps
+// Link.Index equal to the entry's position: removal moves the last entry into
+// the hole and rewrites the moved entry's Link, so every operation is O(1).
+//
+// The buckets of one wheel share a [Pool] of backing arrays. A bucket that
+// empties hands its array to the pool and a bucket that grows takes one from
+// it, so a wheel whose slots fill and drain in rotation (as the coarse levels
+// of a hierarchical wheel do) reuses the same memory instead of allocating.
+//
+// The package is the storage layer of packwheel's wheels and knows nothing
+// about time. Nothing in it is safe for concurrent use.
+package packed
+
+// Link is the caller-owned half of an entry: where the entry lives and when
+// it is due. The wheel that owns the entry writes Slot and Deadline; a
+// Bucket writes Index. A Link whose Slot is zero is not linked to any entry.
+//
+// A Link must not be copied while linked: the entry points at the original.
+type Link struct {
+	// Deadline is the tick the entry is due at, kept here so that callers
+	// can read it without touching the wheel.
+	Deadline uint64
+	// Slot is the owner's bucket number plus one; zero means "not linked".
+	Slot uint32
+	// Index is the entry's position in its bucket.
+	Index uint32
+}
+
+// Entry is one timer stored inline in a bucket.
+type Entry[V any] struct {
+	Deadline uint64
+	Link     *Link
+	Value    V
+}
+
+// Bucket is a packed, unordered set of entries.
+//
+// The zero value is an empty bucket ready to use. A Bucket must not be copied
+// after first use: entries' Links record positions in this bucket's slice.
+// All the buckets that share entries' Links with one wheel must use the same
+// Pool.
+type Bucket[V any] struct {
+	entries []Entry[V]
+}
+
+// Len returns the number of entries. O(1).
+func (b *Bucket[V]) Len() int { return len(b.entries) }
+
+// Cap returns the number of entries the bucket holds without growing. O(1).
+func (b *Bucket[V]) Cap() int { return cap(b.entries) }
+
+// At returns a pointer to entry i, valid until the bucket is next changed.
+// O(1). It panics if i is out of range.
+func (b *Bucket[V]) At(i int) *Entry[V] { return &b.entries[i] }
+
+// Entries returns the entries in their current order. The slice aliases the
+// bucket and is valid until the bucket is next changed. O(1).
+func (b *Bucket[V]) Entries() []Entry[V] { return b.entries }
+
+// Push appends an entry, sets its Link.Index and returns that index.
+// O(1) amortized: when the bucket is full it moves to an array of the next
+// size class, taken from p if one is spare.
+func (b *Bucket[V]) Push(p *Pool[V], deadline uint64, link *Link, value V) int {
+	n := len(b.entries)
+	if n == cap(b.entries) {
+		b.move(p, p.get(classOf(n)+1))
+	}
+	b.entries = b.entries[:n+1]
+	b.entries[n] = Entry[V]{Deadline: deadline, Link: link, Value: value}
+	link.Index = uint32(n)
+	p.live++
+	return n
+}
+
+// Remove deletes entry i and returns it. The last entry moves into the hole
+// and its Link.Index is rewritten. A bucket left at a quarter of its capacity
+// moves to an array about half the size, so one that stays mostly empty gives
+// memory back, and one whose size hovers does not move back and forth (it
+// grows at full and shrinks at a quarter). O(1) amortized.
+func (b *Bucket[V]) Remove(p *Pool[V], i int) Entry[V] {
+	last := len(b.entries) - 1
+	e := b.entries[i]
+	if i != last {
+		moved := b.entries[last]
+		b.entries[i] = moved
+		moved.Link.Index = uint32(i)
+	}
+	b.shorten(p, last)
+	if c := classOf(cap(b.entries)); c >= 2 && last <= cap(b.entries)/4 {
+		b.move(p, p.get(c-2))
+	}
+	return e
+}
+
+// Pop deletes and returns the last entry. No other entry moves and the
+// bucket does not shrink, which makes Pop the way to drain a bucket; its
+// array goes back to p when the bucket empties. O(1). It panics if the
+// bucket is empty.
+func (b *Bucket[V]) Pop(p *Pool[V]) Entry[V] {
+	last := len(b.entries) - 1
+	e := b.entries[last]
+	b.shorten(p, last)
+	return e
+}
+
+// shorten drops the tail entry, zeroing it so the array does not keep the
+// value reachable, and releases the array once the bucket is empty.
+func (b *Bucket[V]) shorten(p *Pool[V], last int) {
+	b.entries[last] = Entry[V]{}
+	b.entries = b.entries[:last]
+	p.live--
+	if last == 0 {
+		p.put(b.entries)
+		b.entries = nil
+	}
+}
+
+// move copies the entries into fresh, which must be empty and large
+// enough, and releases the old array. Indices do not change.
+func (b *Bucket[V]) move(p *Pool[V], fresh []Entry[V]) {
+	fresh = fresh[:len(b.entries)]
+	copy(fresh, b.entries)
+	clear(b.entries)
+	p.put(b.entries[:0])
+	b.entries = fresh
+}

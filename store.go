@@ -1,0 +1,87 @@
+package packwheel
+
+import "github.com/packwheel/packwheel/packed"
+
+// store is the state both wheels share: packed buckets, one occupancy bit
+// per bucket, the pool their arrays come from, and the current tick. The
+// wheels differ only in which bucket a deadline maps to and in how Advance
+// walks the buckets.
+type store[V any] struct {
+	now      uint64
+	buckets  []packed.Bucket[V]
+	occupied []uint64 // bit b%64 of word b/64 is set iff bucket b is not empty
+	pool     packed.Pool[V]
+	running  reentry
+}
+
+func (s *store[V]) init(buckets int) {
+	s.buckets = make([]packed.Bucket[V], buckets)
+	s.occupied = make([]uint64, (buckets+63)/64)
+}
+
+// locate returns the bucket and index of an active holder's entry, after
+// checking the entry points back at h; see locate.
+func (s *store[V]) locate(h *Holder, op string) (*packed.Bucket[V], int) {
+	return locate(s.buckets, h, op)
+}
+
+// place puts the timer of h into bucket slot at deadline d. b and i locate
+// h's current entry, or b is nil when h is inactive. An entry that stays in
+// its bucket is updated where it is.
+func (s *store[V]) place(h *Holder, b *packed.Bucket[V], i, slot int, d uint64, v V) {
+	if b != nil {
+		if int(h.link.Slot)-1 == slot {
+			e := b.At(i)
+			e.Deadline, e.Value = d, v
+			h.link.Deadline = d
+			return
+		}
+		s.remove(b, i)
+	}
+	s.insert(&h.link, slot, d, v)
+}
+
+// insert appends an entry for link to bucket slot.
+func (s *store[V]) insert(link *packed.Link, slot int, d uint64, v V) {
+	b := &s.buckets[slot]
+	if b.Len() == 0 {
+		s.occupied[slot>>6] |= 1 << (slot & 63)
+	}
+	b.Push(&s.pool, d, link, v)
+	link.Slot = uint32(slot + 1)
+	link.Deadline = d
+}
+
+// remove takes entry i out of b and marks its holder inactive.
+func (s *store[V]) remove(b *packed.Bucket[V], i int) packed.Entry[V] {
+	slot := int(b.At(i).Link.Slot) - 1
+	e := b.Remove(&s.pool, i)
+	s.emptied(b, slot)
+	unlink(e.Link)
+	return e
+}
+
+// pop takes the last entry out of bucket slot without moving the others.
+// The entry's holder is left as it was, for the caller to relink or unlink.
+func (s *store[V]) pop(slot int) packed.Entry[V] {
+	b := &s.buckets[slot]
+	e := b.Pop(&s.pool)
+	s.emptied(b, slot)
+	return e
+}
+
+func (s *store[V]) emptied(b *packed.Bucket[V], slot int) {
+	if b.Len() == 0 {
+		s.occupied[slot>>6] &^= 1 << (slot & 63)
+	}
+}
+
+// cancel implements Cancel for both wheels.
+func (s *store[V]) cancel(h *Holder) bool {
+	if h.link.Slot == 0 {
+		return false
+	}
+	b, i := s.locate(h, "Cancel")
+	s.remove(b, i)
+	return true
+}

@@ -1,0 +1,276 @@
+package packwheel
+
+import (
+	"math"
+	"math/bits"
+
+	"github.com/packwheel/packwheel/packed"
+)
+
+// The hierarchical wheel has levels of 64 slots; level L slot s holds timers
+// whose deadline's L-th base-64 digit is s. Eleven levels cover every bit of
+// a 64-bit tick, so no deadline is ever out of range or needs an overflow
+// list, and every timer fires at its exact tick.
+const (
+	levelBits  = 6
+	levelSlots = 1 << levelBits
+	levelCount = (64 + levelBits - 1) / levelBits
+)
+
+// Wheel is a hierarchical timer wheel: 11 levels of 64 slots, each level 64
+// times coarser than the one below, with one 64-bit occupancy bitmap per
+// level. A timer is placed at the level of the highest base-64 digit in which
+// its deadline differs from Now, found in O(1) with math/bits; as time
+// reaches a coarse slot, its timers move down, and every timer fires at its
+// exact tick.
+//
+// Schedule, ScheduleRange and Cancel are O(1). NextExpiry is O(levels), and
+// Advance costs O(levels) per occupied slot it reaches plus O(1) per timer
+// fired or moved down a level (a timer moves at most once per nonzero
+// base-64 digit of its deadline), so crossing an hour of empty 1 ms ticks
+// costs a few bitmap tests. Buckets are packed arrays recycled through a
+// pool: once warm, nothing allocates.
+//
+// The zero value is an empty wheel at tick 0, ready to use; its 704 buckets
+// are allocated on first use. A Wheel must not be copied after first use. It
+// is not safe for concurrent use; see [Timers] for the rules it follows.
+type Wheel[V any] struct {
+	s store[V]
+}
+
+func (w *Wheel[V]) ready() {
+	if w.s.buckets == nil {
+		w.s.init(levelCount * levelSlots)
+	}
+}
+
+// levelOf returns the level at which a deadline d is placed when the wheel
+// is at tick now: that of the highest base-64 digit in which they differ.
+func levelOf(now, d uint64) int {
+	return (bits.Len64((now^d)|(levelSlots-1)) - 1) / levelBits
+}
+
+// slotFor returns the bucket a deadline d > now belongs in.
+func (w *Wheel[V]) slotFor(d uint64) int {
+	l := levelOf(w.s.now, d)
+	return l<<levelBits | int(d>>(l*levelBits)&(levelSlots-1))
+}
+
+// Schedule sets the timer of h to fire at tick deadline with value v; a
+// deadline at or before Now fires at Now()+1. An active h is moved, in place
+// when its bucket does not change. O(1); it allocates only while buckets
+// grow.
+//
+// It panics, before changing anything, if deadline is beyond MaxTick or h is
+// active in another wheel, was copied, or was overwritten.
+func (w *Wheel[V]) Schedule(h *Holder, deadline uint64, v V) {
+	checkTick("Schedule", "deadline", deadline)
+	w.set(h, deadline, v, "Schedule")
+}
+
+// ScheduleAfter is Schedule(h, w.Now()+delay, v). It panics if that is
+// beyond MaxTick.
+func (w *Wheel[V]) ScheduleAfter(h *Holder, delay uint64, v V) {
+	w.set(h, afterNow("ScheduleAfter", w.s.now, delay), v, "ScheduleAfter")
+}
+
+// ScheduleRange sets the timer of h to fire at a tick in [earliest, latest]
+// with value v. When h is already due inside the range it only stores v,
+// which makes pushing an idle timeout back on every packet nearly free.
+// Otherwise the wheel picks the tick that will move the timer between levels
+// the fewest times, and among those the latest. A range wholly at or before
+// Now fires at Now()+1. O(1).
+//
+// It panics, before changing anything, if earliest > latest, latest is
+// beyond MaxTick, or h is not a holder of this wheel (see Schedule).
+func (w *Wheel[V]) ScheduleRange(h *Holder, earliest, latest uint64, v V) {
+	checkRange("ScheduleRange", earliest, latest)
+	if h.link.Slot != 0 {
+		b, i := w.s.locate(h, "ScheduleRange")
+		if d := h.link.Deadline; d >= earliest && d <= latest {
+			b.At(i).Value = v
+			return
+		}
+	}
+	w.set(h, w.pick(earliest, latest), v, "ScheduleRange")
+}
+
+// pick chooses a deadline in [lo, hi] for ScheduleRange. A timer at level L
+// moves down once, plus once per nonzero digit between levels 1 and L-1 of
+// its deadline, so clearing low digits of hi trades lateness for moves.
+func (w *Wheel[V]) pick(lo, hi uint64) uint64 {
+	now := w.s.now
+	if hi <= now {
+		return hi
+	}
+	lo = max(lo, now+1)
+	best, fewest := hi, moves(now, hi)
+	for k := 2; k < levelCount && fewest > 0; k++ {
+		// Clear digits 1..k-1; digit 0 costs no move, so keep it late.
+		c := hi&^(uint64(1)<<(k*levelBits)-1) | hi&(levelSlots-1)
+		if c < lo {
+			break
+		}
+		if m := moves(now, c); m < fewest {
+			best, fewest = c, m
+		}
+	}
+	return best
+}
+
+// moves returns how many times a timer for deadline d, scheduled at tick
+// now, will move down a level before it fires.
+func moves(now, d uint64) int {
+	l := levelOf(now, d)
+	if l == 0 {
+		return 0
+	}
+	n := 1
+	for k := 1; k < l; k++ {
+		if d>>(k*levelBits)&(levelSlots-1) != 0 {
+			n++
+		}
+	}
+	return n
+}
+
+func (w *Wheel[V]) set(h *Holder, d uint64, v V, op string) {
+	w.ready()
+	b, i := w.located(h, op)
+	if d <= w.s.now {
+		d = w.s.now + 1
+	}
+	w.s.place(h, b, i, w.slotFor(d), d, v)
+}
+
+// located returns h's entry, or a nil bucket when h is inactive.
+func (w *Wheel[V]) located(h *Holder, op string) (*packed.Bucket[V], int) {
+	if h.link.Slot == 0 {
+		return nil, 0
+	}
+	return w.s.locate(h, op)
+}
+
+// Cancel stops the timer of h and reports whether it was active. Cancelling
+// an inactive holder does nothing and returns false. O(1).
+//
+// It panics, before changing anything, if h is active but not in this wheel,
+// was copied, or was overwritten.
+func (w *Wheel[V]) Cancel(h *Holder) bool { return w.s.cancel(h) }
+
+// Len returns the number of active timers. O(1).
+func (w *Wheel[V]) Len() int { return w.s.pool.Live() }
+
+// Now returns the last tick whose processing has begun. O(1).
+func (w *Wheel[V]) Now() uint64 { return w.s.now }
+
+// NextExpiry returns the earliest tick at which Advance has work to do, or
+// limit if that is later; no timer fires before it. When the next timer is
+// due within the current 64-tick block the answer is its exact deadline;
+// otherwise it is the start of the coarse slot holding the timer, where
+// Advance will move it down a level. It returns Now when a bounded advance
+// left timers of the current tick unfired. O(levels); it allocates nothing.
+func (w *Wheel[V]) NextExpiry(limit uint64) uint64 {
+	if _, start, ok := w.next(); ok && start < limit {
+		return start
+	}
+	return limit
+}
+
+// next returns the bucket Advance must process next and the tick at which
+// to process it. Any occupied slot of a level is due after every occupied
+// slot of the levels below it, so the lowest occupied level holds the
+// answer.
+func (w *Wheel[V]) next() (slot int, start uint64, ok bool) {
+	now := w.s.now
+	for l, occ := range w.s.occupied {
+		if occ == 0 {
+			continue
+		}
+		shift := uint(l * levelBits)
+		pos := uint(now>>shift) & (levelSlots - 1)
+		// The current slot of a coarse level has already been moved down; at
+		// level 0 it holds timers of tick now that a bounded advance left.
+		if l == 0 {
+			occ &= math.MaxUint64 << pos
+		} else {
+			occ &= math.MaxUint64 << pos << 1
+		}
+		s := bits.TrailingZeros64(occ)
+		block := uint64(1)<<(shift+levelBits) - 1
+		return l<<levelBits | s, now&^block | uint64(s)<<shift, true
+	}
+	return 0, 0, false
+}
+
+// Advance processes every tick up to and including to, in order, calling
+// expire with the value of each timer as it fires; during the call Now
+// equals the timer's deadline. An Advance to a tick before Now does nothing.
+// It costs O(levels) per occupied slot reached plus O(1) per timer fired or
+// moved, and allocates nothing.
+//
+// It panics if to is beyond MaxTick or if called from an expiry callback.
+func (w *Wheel[V]) Advance(to uint64, expire func(V)) {
+	s := sink[V]{fn: expire}
+	w.advance("Advance", to, math.MaxInt, &s)
+}
+
+// AdvanceLimit is Advance that fires at most n timers, so that a clump of
+// timers cannot starve the caller's loop. It reports whether it caught up
+// with to; if not, Now stays at the tick it stopped in and the next call
+// resumes there, losing and reordering nothing. It panics if n <= 0.
+func (w *Wheel[V]) AdvanceLimit(to uint64, n int, expire func(V)) bool {
+	checkMax("AdvanceLimit", n)
+	s := sink[V]{fn: expire}
+	return w.advance("AdvanceLimit", to, n, &s)
+}
+
+// AppendExpired is AdvanceLimit that appends the value of each expired
+// timer to dst and returns the extended slice. It allocates only if dst
+// runs out of capacity.
+func (w *Wheel[V]) AppendExpired(dst []V, to uint64, n int) ([]V, bool) {
+	checkMax("AppendExpired", n)
+	s := sink[V]{dst: dst}
+	done := w.advance("AppendExpired", to, n, &s)
+	return s.dst, done
+}
+
+func (w *Wheel[V]) advance(op string, to uint64, limit int, out *sink[V]) bool {
+	checkTick(op, "to", to)
+	w.s.running.enter(op)
+	defer w.s.running.leave()
+	fired := 0
+	for {
+		slot, start, ok := w.next()
+		if !ok || start > to {
+			break
+		}
+		w.s.now = start
+		if slot >= levelSlots {
+			w.cascade(slot)
+			continue
+		}
+		for w.s.buckets[slot].Len() > 0 {
+			if fired == limit {
+				return false
+			}
+			e := w.s.pop(slot)
+			unlink(e.Link)
+			fired++
+			out.deliver(e.Value)
+		}
+	}
+	if to > w.s.now {
+		w.s.now = to
+	}
+	return true
+}
+
+// cascade moves the timers of a coarse slot whose time has come down to the
+// levels below, relative to Now, which is the slot's first tick.
+func (w *Wheel[V]) cascade(slot int) {
+	for w.s.buckets[slot].Len() > 0 {
+		e := w.s.pop(slot)
+		w.s.insert(e.Link, w.slotFor(e.Deadline), e.Deadline, e.Value)
+	}
+}
