@@ -51,8 +51,9 @@ type Hashed[V any] struct {
 	// bucket visits, since the current Advance began its sweep; after a full
 	// revolution no timer can be due before it.
 	sweepMin uint64
-	// pending records that a bounded advance stopped with timers of tick
-	// now still in their bucket.
+	// pending records that the visit of tick now's bucket did not finish:
+	// a bounded advance stopped, or a callback panicked. Timers of tick now
+	// may be left in the bucket.
 	pending bool
 }
 
@@ -281,10 +282,13 @@ func (w *Hashed[V]) advance(op string, to uint64, limit int, out *sink[V]) bool 
 			break
 		}
 		w.s.now = t
+		// pending stays set if visit stops at the limit, and also if an
+		// expiry callback panics, so the next Advance finishes the tick.
+		w.pending = true
 		if !w.visit(t, &fired, limit, out) {
-			w.pending = true
 			return false
 		}
+		w.pending = false
 	}
 	w.s.now = max(w.s.now, to)
 	return true

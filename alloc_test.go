@@ -1,0 +1,93 @@
+package packwheel
+
+import (
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestZeroAllocs asserts that no hot operation allocates once the buckets
+// and the pool are warm.
+func TestZeroAllocs(t *testing.T) {
+	forEachWheel(t, func(t *testing.T, w Timers[*conn]) {
+		conns := make([]conn, 4096)
+		for i := range conns {
+			conns[i].id = i
+		}
+		var fired int
+		expire := func(*conn) { fired++ }
+		dst := make([]*conn, 0, len(conns))
+		i := 0
+		next := func() *conn { i++; return &conns[i%len(conns)] }
+		// Deadlines spread over about a minute of 1 ms ticks, so every
+		// level of the hierarchical wheel is in use.
+		far := func() uint64 { return w.Now() + 1 + uint64(i*7919)%60_000 }
+		ops := []struct {
+			name string
+			op   func()
+		}{
+			{"Schedule+Cancel", func() {
+				c := next()
+				w.Cancel(&c.timer)
+				w.Schedule(&c.timer, far(), c)
+				w.Cancel(&c.timer)
+			}},
+			{"Reschedule", func() {
+				c := next()
+				w.Schedule(&c.timer, far(), c)
+			}},
+			{"ScheduleAfter", func() {
+				c := next()
+				w.ScheduleAfter(&c.timer, 30_000, c)
+			}},
+			{"ScheduleRange", func() {
+				c := next()
+				w.ScheduleRange(&c.timer, w.Now()+30_000, w.Now()+31_000, c)
+			}},
+			{"Advance", func() {
+				for range 8 {
+					c := next()
+					w.Schedule(&c.timer, w.Now()+1+uint64(i%3), c)
+				}
+				w.Advance(w.Now()+3, expire)
+			}},
+			{"AdvanceLimit", func() {
+				for range 8 {
+					c := next()
+					w.Schedule(&c.timer, w.Now()+1, c)
+				}
+				for !w.AdvanceLimit(w.Now()+1, 3, expire) {
+				}
+			}},
+			{"AppendExpired", func() {
+				for range 8 {
+					c := next()
+					w.Schedule(&c.timer, w.Now()+1+uint64(i%5), c)
+				}
+				dst, _ = w.AppendExpired(dst[:0], w.Now()+5, len(conns))
+			}},
+			{"NextExpiry", func() { w.NextExpiry(w.Now() + 100_000) }},
+		}
+		// Warm up: fill the wheel, then run every operation a while, with
+		// time moving, so buckets and pool reach their working sizes.
+		for range len(conns) {
+			c := next()
+			w.Schedule(&c.timer, far(), c)
+		}
+		for range 20 {
+			for _, o := range ops {
+				for range 500 {
+					o.op()
+				}
+			}
+			w.Advance(w.Now()+50, expire)
+		}
+		for _, o := range ops {
+			t.Run(o.name, func(t *testing.T) {
+				require.Zero(t, testing.AllocsPerRun(2000, o.op))
+				mustCheck(t, w)
+			})
+		}
+		require.NotZero(t, fired, "the advance operations fired nothing")
+	})
+}

@@ -1,0 +1,191 @@
+package packwheel
+
+import (
+	"reflect"
+	"strconv"
+	"testing"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// copyHolder copies a holder the way careless code would, out of go vet's
+// sight.
+func copyHolder(dst, src *Holder) {
+	reflect.ValueOf(dst).Elem().Set(reflect.ValueOf(src).Elem())
+}
+
+// snapshot records what misuse must leave untouched.
+type snapshot struct {
+	len      int
+	now      uint64
+	deadline uint64
+}
+
+func snap(w Timers[*conn], c *conn) snapshot {
+	return snapshot{w.Len(), w.Now(), c.timer.Deadline()}
+}
+
+// requireRejected checks that op panics with want and changes nothing.
+func requireRejected(t *testing.T, w Timers[*conn], c *conn, want string, op func()) {
+	t.Helper()
+	before := snap(w, c)
+	require.PanicsWithValue(t, want, op)
+	require.Equal(t, before, snap(w, c))
+	mustCheck(t, w)
+}
+
+func TestMisuseHolders(t *testing.T) {
+	forEachWheel(t, func(t *testing.T, w Timers[*conn]) {
+		a, b := &conn{id: 1}, &conn{id: 2}
+		w.Schedule(&a.timer, 100, a)
+		w.Schedule(&b.timer, 100, b)
+		msg := func(op string, slot, index int) string {
+			return "packwheel: " + op + ": holder is not scheduled in this wheel (slot " +
+				itoa(slot) + ", index " + itoa(index) + "): it was copied, belongs to another wheel, or was overwritten"
+		}
+		slot := int(a.timer.link.Slot) - 1
+
+		t.Run("copied", func(t *testing.T) {
+			c := &conn{id: 3}
+			copyHolder(&c.timer, &a.timer)
+			require.True(t, c.timer.Active(), "a copy looks active")
+			idx := int(a.timer.link.Index)
+			requireRejected(t, w, a, msg("Cancel", slot, idx), func() { w.Cancel(&c.timer) })
+			requireRejected(t, w, a, msg("Schedule", slot, idx), func() { w.Schedule(&c.timer, 5, c) })
+			requireRejected(t, w, a, msg("ScheduleAfter", slot, idx), func() { w.ScheduleAfter(&c.timer, 5, c) })
+			requireRejected(t, w, a, msg("ScheduleRange", slot, idx), func() { w.ScheduleRange(&c.timer, 5, 9, c) })
+		})
+
+		t.Run("another wheel", func(t *testing.T) {
+			for _, other := range wheelKinds {
+				o := other.make()
+				c := &conn{id: 4}
+				o.Schedule(&c.timer, 1000, c)
+				s, i := int(c.timer.link.Slot)-1, int(c.timer.link.Index)
+				requireRejected(t, w, a, msg("Cancel", s, i), func() { w.Cancel(&c.timer) })
+				requireRejected(t, w, a, msg("Schedule", s, i), func() { w.Schedule(&c.timer, 5, c) })
+				require.True(t, o.Cancel(&c.timer), "the other wheel still owns its timer")
+			}
+		})
+
+		t.Run("overwritten", func(t *testing.T) {
+			saved, n := a.timer.link, w.Len()
+			a.timer.link.Index = 7
+			require.PanicsWithValue(t, msg("Cancel", slot, 7), func() { w.Cancel(&a.timer) })
+			a.timer.link.Slot = 1 << 30
+			require.PanicsWithValue(t, msg("Schedule", 1<<30-1, 7), func() { w.Schedule(&a.timer, 3, a) })
+			a.timer.link = saved
+			require.Equal(t, n, w.Len())
+			mustCheck(t, w)
+			require.True(t, w.Cancel(&a.timer))
+			require.False(t, w.Cancel(&a.timer), "a second Cancel is a no-op")
+			require.Equal(t, 1, w.Len())
+		})
+
+		t.Run("inactive", func(t *testing.T) {
+			var z conn
+			require.False(t, w.Cancel(&z.timer))
+			require.False(t, z.timer.Active())
+			require.Zero(t, z.timer.Deadline())
+		})
+	})
+}
+
+func TestMisuseArguments(t *testing.T) {
+	forEachWheel(t, func(t *testing.T, w Timers[*conn]) {
+		c := &conn{}
+		w.Advance(10, nil)
+		w.Schedule(&c.timer, 50, c)
+		cases := []struct {
+			want string
+			op   func()
+		}{
+			{"packwheel: Schedule: deadline 9223372036854775808 is beyond MaxTick",
+				func() { w.Schedule(&c.timer, MaxTick+1, c) }},
+			{"packwheel: ScheduleAfter: delay 9223372036854775798 from tick 10 is beyond MaxTick",
+				func() { w.ScheduleAfter(&c.timer, MaxTick-9, c) }},
+			{"packwheel: ScheduleRange: earliest 60 is after latest 59",
+				func() { w.ScheduleRange(&c.timer, 60, 59, c) }},
+			{"packwheel: ScheduleRange: latest 18446744073709551615 is beyond MaxTick",
+				func() { w.ScheduleRange(&c.timer, 0, ^uint64(0), c) }},
+			{"packwheel: Advance: to 9223372036854775808 is beyond MaxTick",
+				func() { w.Advance(MaxTick+1, nil) }},
+			{"packwheel: AdvanceLimit: n 0 must be positive",
+				func() { w.AdvanceLimit(20, 0, nil) }},
+			{"packwheel: AppendExpired: n -1 must be positive",
+				func() { w.AppendExpired(nil, 20, -1) }},
+		}
+		for _, tc := range cases {
+			requireRejected(t, w, c, tc.want, tc.op)
+		}
+		assert.Equal(t, uint64(50), c.timer.Deadline())
+	})
+}
+
+func TestNewHashedRejectsSlots(t *testing.T) {
+	for _, n := range []int{-1, 3, 100, 1 << 25} {
+		require.PanicsWithValue(t,
+			"packwheel: HashedOptions.Slots "+itoa(n)+" is not a power of two from 1 to 16777216",
+			func() { NewHashed[int](HashedOptions{Slots: n}) })
+	}
+	require.Equal(t, DefaultHashedSlots, NewHashed[int](HashedOptions{}).Slots())
+	var zero Hashed[int]
+	require.Equal(t, DefaultHashedSlots, zero.Slots())
+}
+
+// TestAdvanceFromCallback checks that a nested Advance is refused and that
+// the wheel finishes the interrupted tick on the next call.
+func TestAdvanceFromCallback(t *testing.T) {
+	forEachWheel(t, func(t *testing.T, w Timers[*conn]) {
+		conns := make([]conn, 4)
+		for i := range conns {
+			conns[i].id = i
+			w.Schedule(&conns[i].timer, 7, &conns[i])
+		}
+		var got []int
+		require.PanicsWithValue(t, "packwheel: Advance called from an expiry callback", func() {
+			w.Advance(10, func(c *conn) {
+				got = append(got, c.id)
+				w.Advance(20, nil)
+			})
+		})
+		mustCheck(t, w)
+		require.Len(t, got, 1)
+		require.Equal(t, uint64(7), w.Now(), "stopped inside tick 7")
+		w.Advance(10, func(c *conn) {
+			require.Equal(t, uint64(7), w.Now())
+			got = append(got, c.id)
+		})
+		require.ElementsMatch(t, []int{0, 1, 2, 3}, got)
+		require.Equal(t, uint64(10), w.Now())
+		require.Zero(t, w.Len())
+	})
+}
+
+// TestCallbackPanic checks that a callback's panic loses no other timer.
+func TestCallbackPanic(t *testing.T) {
+	forEachWheel(t, func(t *testing.T, w Timers[*conn]) {
+		conns := make([]conn, 10)
+		for i := range conns {
+			conns[i].id = i
+			w.Schedule(&conns[i].timer, uint64(5+i%3), &conns[i])
+		}
+		fired := map[int]uint64{}
+		expire := func(c *conn) {
+			fired[c.id] = w.Now()
+			if c.id == 4 {
+				panic("boom")
+			}
+		}
+		require.PanicsWithValue(t, "boom", func() { w.Advance(100, expire) })
+		mustCheck(t, w)
+		w.Advance(100, expire)
+		require.Len(t, fired, len(conns))
+		for id, at := range fired {
+			require.Equal(t, uint64(5+id%3), at, "timer %d", id)
+		}
+	})
+}
+
+func itoa(n int) string { return strconv.Itoa(n) }
