@@ -47,10 +47,12 @@ type Hashed[V any] struct {
 	s     store[V]
 	slots int
 	mask  uint64
-	// sweepMin is a lower bound on the deadlines scheduled, and seen by
-	// bucket visits, since the current Advance began its sweep; after a full
-	// revolution no timer can be due before it.
-	sweepMin uint64
+	// A sweep starts at tick sweepFrom; sweepMin is a lower bound on the
+	// deadlines of the timers scheduled, or seen in visited buckets, since.
+	// Once a sweep spans a revolution every timer has been seen, so none is
+	// due before sweepMin and Advance may jump there. Cancels only make the
+	// bound conservative, so it survives from one Advance to the next.
+	sweepFrom, sweepMin uint64
 	// pending records that the visit of tick now's bucket did not finish:
 	// a bounded advance stopped, or a callback panicked. Timers of tick now
 	// may be left in the bucket.
@@ -80,7 +82,7 @@ func (w *Hashed[V]) ready() {
 		w.slots = DefaultHashedSlots
 	}
 	w.mask = uint64(w.slots - 1)
-	w.sweepMin = math.MaxUint64
+	w.sweepFrom, w.sweepMin = w.s.now+1, math.MaxUint64
 	w.s.init(w.slots)
 }
 
@@ -262,20 +264,18 @@ func (w *Hashed[V]) advance(op string, to uint64, limit int, out *sink[V]) bool 
 		w.pending = false
 	}
 	revolution := uint64(w.slots)
-	sweepFrom := w.s.now + 1
-	w.sweepMin = math.MaxUint64
 	for w.s.now < to {
 		if w.sweepMin <= w.s.now {
 			// The sweep reached its bound, which says nothing more.
-			sweepFrom, w.sweepMin = w.s.now+1, math.MaxUint64
-		} else if w.s.now+1-sweepFrom >= revolution && w.sweepMin > w.s.now+1 {
+			w.sweepFrom, w.sweepMin = w.s.now+1, math.MaxUint64
+		} else if w.s.now+1-w.sweepFrom >= revolution && w.sweepMin > w.s.now+1 {
 			// Every bucket was seen since sweepFrom and every timer
 			// scheduled since was noted: nothing is due before sweepMin.
 			if w.sweepMin > to {
 				break
 			}
 			w.s.now = w.sweepMin - 1
-			sweepFrom, w.sweepMin = w.s.now+1, math.MaxUint64
+			w.sweepFrom, w.sweepMin = w.s.now+1, math.MaxUint64
 		}
 		t, ok := w.nextOccupied(w.s.now+1, to)
 		if !ok {

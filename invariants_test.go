@@ -81,18 +81,28 @@ func (w *Wheel[V]) check() error {
 	})
 }
 
-// check verifies that every entry sits in bucket deadline%Slots, and that
-// timers of tick now remain only after a bounded advance stopped.
+// check verifies that every entry sits in bucket deadline%Slots, that
+// timers of tick now remain only after an unfinished visit, and that a sweep
+// spanning a revolution bounds every deadline.
 func (w *Hashed[V]) check() error {
 	if w.s.buckets == nil {
 		return nil
 	}
+	// The sweep has seen the buckets of ticks sweepFrom..now, but not all of
+	// now's while its visit is pending.
+	seen := w.s.now + 1 - w.sweepFrom
+	if w.pending {
+		seen--
+	}
+	swept := w.sweepFrom <= w.s.now+1 && seen >= uint64(w.slots) && seen <= w.s.now+1
 	return checkStore(&w.s, func(slot int, e *packed.Entry[V]) error {
 		switch {
 		case int(e.Deadline&w.mask) != slot:
 			return fmt.Errorf("deadline in the wrong bucket")
 		case e.Deadline == w.s.now && !w.pending:
 			return fmt.Errorf("timer of the current tick left without a pending advance")
+		case swept && e.Deadline < w.sweepMin:
+			return fmt.Errorf("sweep from %d bounds deadlines by %d", w.sweepFrom, w.sweepMin)
 		}
 		return nil
 	})

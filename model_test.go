@@ -92,7 +92,7 @@ func (h *harness) tick() uint64 {
 		d = h.n(1e13)
 	case 7: // the next boundary of some level, give or take one
 		k := 6 * (1 + h.n(6))
-		d = (now|(1<<k-1))+1 - now + h.n(3) - 1
+		d = (now | (1<<k - 1)) + 1 - now + h.n(3) - 1
 	default:
 		if id, ok := h.model.any(h.id()); ok { // a bucket-mate of a timer
 			return min(h.model.deadline[id]+64*h.n(3)*uint64(1+h.n(2)), MaxTick)
@@ -408,7 +408,6 @@ func FuzzHashed(f *testing.F) {
 		newHarness(t, NewHashed[int](HashedOptions{Slots: slots}), &byteSource{b: ops}, 24).run()
 	})
 }
-
 
 // model is the reference: for each timer id, whether it is active and its
 // deadline. Choices scan ids in order, so a seed replays exactly.

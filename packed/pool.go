@@ -1,10 +1,16 @@
 package packed
 
-import "sort"
+import (
+	"slices"
+	"sort"
+)
 
-// classCaps lists the capacities arrays are made with: 8, 12, 18, 27, ...
-// Each is half again the one before, so a full array is at most a third
-// slack, and every array's capacity names its class exactly.
+// classCaps lists the least capacity of each class of arrays: 8, 12, 18,
+// 27, ... Each is half again the one before, so a full array is at most a
+// third slack. Arrays are made through append's growth, which rounds the
+// capacity up to the allocator's size class instead of wasting the rest of
+// the block, so an array's class is the last one whose least capacity it
+// reaches.
 var classCaps = func() []int {
 	caps := []int{8}
 	for c := 8; c < 1<<32; {
@@ -15,12 +21,7 @@ var classCaps = func() []int {
 }()
 
 // classOf returns the class of an array of capacity c, or -1 for none.
-func classOf(c int) int {
-	if c == 0 {
-		return -1
-	}
-	return sort.SearchInts(classCaps, c)
-}
+func classOf(c int) int { return sort.SearchInts(classCaps, c+1) - 1 }
 
 // spareFloor is how many entries' worth of arrays the pool keeps whatever
 // the number of live entries, so that a small or idle wheel does not give
@@ -61,7 +62,7 @@ func (p *Pool[V]) get(c int) []Entry[V] {
 			return a
 		}
 	}
-	return make([]Entry[V], 0, classCaps[c])
+	return slices.Grow([]Entry[V](nil), classCaps[c])
 }
 
 // put takes an empty, zeroed array back, or lets the garbage collector have

@@ -1,0 +1,70 @@
+package packwheel
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"runtime"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// heapInUse returns the bytes of live heap after a full collection.
+func heapInUse() uint64 {
+	runtime.GC()
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	return ms.HeapAlloc
+}
+
+// TestMemoryPerTimer measures the wheel's own memory for a million timers
+// with an 8-byte value, 30 s ahead at 1 ms ticks, either bunched within one
+// second (a burst of new connections) or spread over the 30 s (timeouts in
+// steady state), and checks that firing or cancelling them all gives that
+// memory back.
+func TestMemoryPerTimer(t *testing.T) {
+	if testing.Short() {
+		t.Skip("allocates a million timers")
+	}
+	const n = 1_000_000
+	for _, spread := range []int{1000, 30_000} {
+		for _, drain := range []string{"fire", "cancel"} {
+			for _, k := range []struct {
+				name string
+				make func() Timers[uint64]
+			}{
+				{"hashed", func() Timers[uint64] { return NewHashed[uint64](HashedOptions{}) }},
+				{"wheel", func() Timers[uint64] { return new(Wheel[uint64]) }},
+			} {
+				t.Run(fmt.Sprintf("%s/spread=%d/%s", k.name, spread, drain), func(t *testing.T) {
+					holders := make([]Holder, n)
+					r := rand.New(rand.NewPCG(1, 2))
+					w := k.make()
+					w.Advance(1_000_000, nil) // start away from tick 0's alignment
+					base := heapInUse()
+					for i := range holders {
+						w.Schedule(&holders[i], w.Now()+30_000+uint64(r.IntN(spread)), uint64(i))
+					}
+					full := heapInUse()
+					perTimer := float64(full-base) / n
+					t.Logf("%s: %.1f bytes per timer (holder %d bytes, not counted)", k.name, perTimer, 16)
+					require.LessOrEqual(t, perTimer, 40.0, "wheel bytes per timer")
+
+					if drain == "fire" {
+						w.Advance(w.Now()+70_000, func(uint64) {})
+					} else {
+						for i := range holders {
+							w.Cancel(&holders[i])
+						}
+					}
+					require.Zero(t, w.Len())
+					after := heapInUse()
+					t.Logf("%s: %d KiB kept after the burst drained (was %d KiB)", k.name, (int64(after)-int64(base))>>10, (full-base)>>10)
+					require.Less(t, int64(after)-int64(base), int64(1<<20), "memory not given back")
+					runtime.KeepAlive(holders)
+				})
+			}
+		}
+	}
+}
