@@ -19,7 +19,7 @@ func ExampleWheel() {
 	var w packwheel.Wheel[*session] // the zero value is ready to use
 	a, b := &session{name: "a"}, &session{name: "b"}
 
-	w.Schedule(&a.timer, 30, a)    // fire at tick 30
+	w.Schedule(&a.timer, 30, a)     // fire at tick 30
 	w.ScheduleAfter(&b.timer, 5, b) // fire 5 ticks from now
 	w.Schedule(&b.timer, 90_000, b) // rescheduling moves it
 

@@ -93,9 +93,11 @@ func (w *Hashed[V]) Slots() int {
 }
 
 // Schedule sets the timer of h to fire at tick deadline with value v; a
-// deadline at or before Now fires at Now()+1. An active h is moved, in place
-// when its bucket does not change (a deadline a whole number of revolutions
-// away). O(1); it allocates only while buckets grow.
+// deadline at or before Now fires at Now()+1. An active timer pushed later
+// stays where it is with its new deadline, and is moved only when Advance
+// reaches it: pushing an idle timeout back touches one entry and moves
+// nothing. An active timer brought earlier moves to its new bucket. O(1); it
+// allocates only while buckets grow.
 //
 // It panics, before changing anything, if deadline is beyond MaxTick or h is
 // active in another wheel, was copied, or was overwritten.
@@ -141,6 +143,10 @@ func (w *Hashed[V]) set(h *Holder, d uint64, v V, op string) {
 	if d <= w.s.now {
 		d = w.s.now + 1
 	}
+	if b != nil && d >= b.At(i).Deadline {
+		w.s.postpone(h, b, i, d, v)
+		return
+	}
 	w.sweepMin = min(w.sweepMin, d)
 	w.s.place(h, b, i, int(d&w.mask), d, v)
 }
@@ -158,11 +164,13 @@ func (w *Hashed[V]) Len() int { return w.s.pool.Live() }
 // Now returns the last tick whose processing has begun. O(1).
 func (w *Hashed[V]) Now() uint64 { return w.s.now }
 
-// NextExpiry returns the deadline of the earliest timer, or limit if that is
-// later; no timer fires before it. It returns Now when a bounded advance left
-// timers of the current tick unfired. It visits occupied buckets in tick
-// order and stops at the first due timer or at limit, so it costs O(timers
-// in the buckets it visits), at most one revolution. It allocates nothing.
+// NextExpiry returns the earliest tick at which Advance has work to do, or
+// limit if that is later; no timer fires before it. The work is firing the
+// earliest timer, unless a timer pushed back in place (see Schedule) must be
+// moved first. It returns Now when an Advance left timers of the current
+// tick unfired. It visits occupied buckets in tick order and stops at the
+// first work or at limit, so it costs O(timers in the buckets it visits), at
+// most one revolution. It allocates nothing.
 func (w *Hashed[V]) NextExpiry(limit uint64) uint64 {
 	now := w.s.now
 	if w.pending {
@@ -176,6 +184,8 @@ func (w *Hashed[V]) NextExpiry(limit uint64) uint64 {
 	if limit <= now || w.Len() == 0 {
 		return limit
 	}
+	// An entry's own deadline is the tick its bucket must be visited at:
+	// its timer's, or an earlier one if the timer was postponed in place.
 	earliest := uint64(math.MaxUint64)
 	for from := now + 1; ; {
 		t, ok := w.nextOccupied(from, min(limit, now+uint64(w.slots)))
@@ -308,12 +318,23 @@ func (w *Hashed[V]) visit(t uint64, fired *int, limit int, out *sink[V]) bool {
 			w.sweepMin = min(w.sweepMin, e.Deadline)
 			continue
 		}
+		if d := e.Link.Deadline; d > t { // postponed: place it by its deadline
+			w.sweepMin = min(w.sweepMin, d)
+			if int(d&w.mask) == slot {
+				e.Deadline = d
+			} else {
+				moved := w.s.take(b, i)
+				w.s.insert(moved.Link, int(d&w.mask), d, moved.Value)
+			}
+			continue
+		}
 		if *fired == limit {
 			return false
 		}
-		v := w.s.remove(b, i).Value
+		e1 := w.s.take(b, i)
+		unlink(e1.Link)
 		*fired++
-		out.deliver(v)
+		out.deliver(e1.Value)
 	}
 	return true
 }

@@ -2,6 +2,7 @@ package packwheel
 
 import (
 	"fmt"
+	"math"
 
 	"github.com/packwheel/packwheel/packed"
 )
@@ -32,8 +33,8 @@ func checkStore[V any](s *store[V], placed func(slot int, e *packed.Entry[V]) er
 				return fmt.Errorf("bucket %d index %d: holder linked twice", slot, i)
 			case int(l.Slot) != slot+1 || int(l.Index) != i:
 				return fmt.Errorf("bucket %d index %d: holder says slot %d index %d", slot, i, int(l.Slot)-1, l.Index)
-			case l.Deadline != e.Deadline:
-				return fmt.Errorf("bucket %d index %d: holder deadline %d, entry %d", slot, i, l.Deadline, e.Deadline)
+			case l.Deadline < e.Deadline:
+				return fmt.Errorf("bucket %d index %d: holder deadline %d before entry's %d", slot, i, l.Deadline, e.Deadline)
 			case e.Deadline < s.now:
 				return fmt.Errorf("bucket %d index %d: deadline %d before now %d", slot, i, e.Deadline, s.now)
 			}
@@ -76,6 +77,8 @@ func (w *Wheel[V]) check() error {
 			return fmt.Errorf("level %d slot %d is not after now's slot %d", l, s, pos)
 		case l == 0 && (s < pos || (s == pos) != (d == now)):
 			return fmt.Errorf("level 0 slot %d, now's slot %d", s, pos)
+		case l == 0 && e.Link.Deadline != d:
+			return fmt.Errorf("level 0 timer postponed in place to %d", e.Link.Deadline)
 		}
 		return nil
 	})
@@ -106,4 +109,17 @@ func (w *Hashed[V]) check() error {
 		}
 		return nil
 	})
+}
+
+// nextWork is NextExpiry's answer computed the slow way: the least tick
+// any entry must be visited at, which is its timer's deadline unless the
+// timer was postponed in place.
+func (w *Hashed[V]) nextWork() uint64 {
+	least := uint64(math.MaxUint64)
+	for slot := range w.s.buckets {
+		for _, e := range w.s.buckets[slot].Entries() {
+			least = min(least, e.Deadline)
+		}
+	}
+	return least
 }

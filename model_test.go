@@ -258,6 +258,9 @@ func (h *harness) nextExpiry() {
 	got := h.w.NextExpiry(limit)
 	m := h.minDeadline()
 	exact := min(m, limit)
+	if hw, ok := h.w.(*Hashed[int]); ok {
+		exact = min(hw.nextWork(), limit)
+	}
 	switch {
 	case got > limit || got > m:
 		h.failf("NextExpiry(%d) = %d after the earliest timer %d", limit, got, m)

@@ -41,6 +41,15 @@ func (s *store[V]) place(h *Holder, b *packed.Bucket[V], i, slot int, d uint64, 
 	s.insert(&h.link, slot, d, v)
 }
 
+// postpone gives the active timer of h, entry i of b, the later deadline d
+// without moving it: the wheel places it by d when it reaches the entry,
+// whose own deadline is the tick it must be looked at by. Pushing an idle
+// timeout back then touches one entry and moves nothing.
+func (s *store[V]) postpone(h *Holder, b *packed.Bucket[V], i int, d uint64, v V) {
+	b.At(i).Value = v
+	h.link.Deadline = d
+}
+
 // insert appends an entry for link to bucket slot.
 func (s *store[V]) insert(link *packed.Link, slot int, d uint64, v V) {
 	b := &s.buckets[slot]
@@ -52,12 +61,20 @@ func (s *store[V]) insert(link *packed.Link, slot int, d uint64, v V) {
 	link.Deadline = d
 }
 
-// remove takes entry i out of b and marks its holder inactive.
-func (s *store[V]) remove(b *packed.Bucket[V], i int) packed.Entry[V] {
+// remove takes entry i out of b, marks its holder inactive, and shrinks b
+// if it stays mostly empty: the removal of a cancel or a move.
+func (s *store[V]) remove(b *packed.Bucket[V], i int) {
+	unlink(s.take(b, i).Link)
+	b.Shrink(&s.pool)
+}
+
+// take takes entry i out of b without shrinking it, for a bucket being
+// drained. The entry's holder is left as it was, for the caller to relink
+// or unlink.
+func (s *store[V]) take(b *packed.Bucket[V], i int) packed.Entry[V] {
 	slot := int(b.At(i).Link.Slot) - 1
 	e := b.Remove(&s.pool, i)
 	s.emptied(b, slot)
-	unlink(e.Link)
 	return e
 }
 

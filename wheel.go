@@ -57,9 +57,12 @@ func (w *Wheel[V]) slotFor(d uint64) int {
 }
 
 // Schedule sets the timer of h to fire at tick deadline with value v; a
-// deadline at or before Now fires at Now()+1. An active h is moved, in place
-// when its bucket does not change. O(1); it allocates only while buckets
-// grow.
+// deadline at or before Now fires at Now()+1. An active timer pushed later
+// while it waits in a coarse level stays where it is with its new deadline,
+// and is placed by it when its slot comes due, as it would have been moved
+// down then anyway: pushing an idle timeout back touches one entry and moves
+// nothing. Otherwise an active timer moves, in place when its bucket does
+// not change. O(1); it allocates only while buckets grow.
 //
 // It panics, before changing anything, if deadline is beyond MaxTick or h is
 // active in another wheel, was copied, or was overwritten.
@@ -139,6 +142,11 @@ func (w *Wheel[V]) set(h *Holder, d uint64, v V, op string) {
 	b, i := w.located(h, op)
 	if d <= w.s.now {
 		d = w.s.now + 1
+	}
+	// Level 0 holds exact ticks, so only coarser levels postpone in place.
+	if b != nil && h.link.Slot > levelSlots && d >= b.At(i).Deadline {
+		w.s.postpone(h, b, i, d, v)
+		return
 	}
 	w.s.place(h, b, i, w.slotFor(d), d, v)
 }
@@ -266,11 +274,14 @@ func (w *Wheel[V]) advance(op string, to uint64, limit int, out *sink[V]) bool {
 	return true
 }
 
-// cascade moves the timers of a coarse slot whose time has come down to the
-// levels below, relative to Now, which is the slot's first tick.
+// cascade moves the timers of a coarse slot whose time has come to where
+// their deadlines now place them, relative to Now, which is the slot's first
+// tick: a level below, or the same level or above for a timer postponed in
+// place. The holder's deadline is the timer's; the entry's may be older.
 func (w *Wheel[V]) cascade(slot int) {
 	for w.s.buckets[slot].Len() > 0 {
 		e := w.s.pop(slot)
-		w.s.insert(e.Link, w.slotFor(e.Deadline), e.Deadline, e.Value)
+		d := e.Link.Deadline
+		w.s.insert(e.Link, w.slotFor(d), d, e.Value)
 	}
 }

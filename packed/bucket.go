@@ -77,10 +77,8 @@ func (b *Bucket[V]) Push(p *Pool[V], deadline uint64, link *Link, value V) int {
 }
 
 // Remove deletes entry i and returns it. The last entry moves into the hole
-// and its Link.Index is rewritten. A bucket left at a quarter of its capacity
-// moves to an array about half the size, so one that stays mostly empty gives
-// memory back, and one whose size hovers does not move back and forth (it
-// grows at full and shrinks at a quarter). O(1) amortized.
+// and its Link.Index is rewritten; the array goes back to p when the bucket
+// empties. O(1).
 func (b *Bucket[V]) Remove(p *Pool[V], i int) Entry[V] {
 	last := len(b.entries) - 1
 	e := b.entries[i]
@@ -90,16 +88,24 @@ func (b *Bucket[V]) Remove(p *Pool[V], i int) Entry[V] {
 		moved.Link.Index = uint32(i)
 	}
 	b.shorten(p, last)
-	if c := classOf(cap(b.entries)); c >= 2 && last <= cap(b.entries)/4 {
-		b.move(p, p.get(c-2))
-	}
 	return e
 }
 
-// Pop deletes and returns the last entry. No other entry moves and the
-// bucket does not shrink, which makes Pop the way to drain a bucket; its
-// array goes back to p when the bucket empties. O(1). It panics if the
-// bucket is empty.
+// Shrink moves a bucket left at a quarter of its capacity to an array about
+// half the size, so that one which stays mostly empty gives memory back.
+// Buckets grow at full and shrink at a quarter, so one whose size hovers
+// does not move back and forth. Call it after removals that are not part of
+// draining the bucket: a bucket about to empty would copy for nothing.
+// O(Len) when it moves, which Push's growth has paid for; O(1) otherwise.
+func (b *Bucket[V]) Shrink(p *Pool[V]) {
+	if c := classOf(cap(b.entries)); c >= 2 && len(b.entries) <= cap(b.entries)/4 {
+		b.move(p, p.get(c-2))
+	}
+}
+
+// Pop deletes and returns the last entry; no other entry moves. The array
+// goes back to p when the bucket empties. O(1). It panics if the bucket is
+// empty.
 func (b *Bucket[V]) Pop(p *Pool[V]) Entry[V] {
 	last := len(b.entries) - 1
 	e := b.entries[last]

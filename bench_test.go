@@ -1,0 +1,211 @@
+package packwheel_test
+
+import (
+	"strconv"
+	"testing"
+	"time"
+
+	"github.com/packwheel/packwheel"
+)
+
+// The benchmarks model a server at 1 ms ticks: n outstanding timers about
+// 30 s out, time advancing one tick every ticksEvery operations. The
+// timer-reset baseline is a runtime timer per entry, as time.AfterFunc
+// creates, moved with Reset and stopped with Stop, measured in the same run.
+
+var sizes = []int{10_000, 100_000, 1_000_000}
+
+const (
+	timeout    = 30_000 // ticks, 30 s at 1 ms
+	jitter     = 1024   // ticks of spread around timeout
+	ticksEvery = 1000   // operations per tick of simulated time
+)
+
+type item struct {
+	timer packwheel.Holder
+	rt    *time.Timer // the timer-reset baseline's timer
+}
+
+type impl struct {
+	name string
+	new  func() packwheel.Timers[*item]
+}
+
+var wheels = []impl{
+	{"hashed", func() packwheel.Timers[*item] { return packwheel.NewHashed[*item](packwheel.HashedOptions{}) }},
+	{"wheel", func() packwheel.Timers[*item] { return new(packwheel.Wheel[*item]) }},
+}
+
+// rng is a xorshift generator: cheap and identical for every impl.
+type rng uint64
+
+func (r *rng) next() uint64 {
+	x := uint64(*r)
+	x ^= x << 13
+	x ^= x >> 7
+	x ^= x << 17
+	*r = rng(x)
+	return x
+}
+
+func name(impl string, n int) string { return "impl=" + impl + "/n=" + strconv.Itoa(n) }
+
+func noop(*item) {}
+
+// fill schedules n timers spread over one timeout, as in steady state.
+func fill(w packwheel.Timers[*item], n int, r *rng) []item {
+	items := make([]item, n)
+	for i := range items {
+		w.Schedule(&items[i].timer, w.Now()+timeout+r.next()%timeout, &items[i])
+	}
+	return items
+}
+
+// fillRuntime creates n runtime timers spread over one timeout.
+func fillRuntime(n int, r *rng) []item {
+	items := make([]item, n)
+	f := func() {}
+	for i := range items {
+		items[i].rt = time.AfterFunc(time.Duration(timeout+r.next()%timeout)*time.Millisecond, f)
+	}
+	return items
+}
+
+func stopRuntime(items []item) {
+	for i := range items {
+		items[i].rt.Stop()
+	}
+}
+
+// BenchmarkReschedule moves a random outstanding timer to about 30 s from
+// now: the idle-timeout pattern, where nothing fires.
+func BenchmarkReschedule(b *testing.B) {
+	for _, n := range sizes {
+		for _, im := range wheels {
+			b.Run(name(im.name, n), func(b *testing.B) {
+				r := rng(1)
+				w := im.new()
+				items := fill(w, n, &r)
+				b.ReportAllocs()
+				b.ResetTimer()
+				for i := range b.N {
+					if i%ticksEvery == 0 {
+						w.Advance(w.Now()+1, noop)
+					}
+					x := r.next()
+					it := &items[x%uint64(n)]
+					w.Schedule(&it.timer, w.Now()+timeout+x>>40%jitter, it)
+				}
+			})
+		}
+		b.Run(name("timer-reset", n), func(b *testing.B) {
+			r := rng(1)
+			items := fillRuntime(n, &r)
+			defer stopRuntime(items)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for range b.N {
+				x := r.next()
+				items[x%uint64(n)].rt.Reset(time.Duration(timeout+x>>40%jitter) * time.Millisecond)
+			}
+		})
+	}
+}
+
+// BenchmarkScheduleCancel schedules a timer 5 s out and cancels it, with n
+// other timers outstanding: the request-timeout pattern.
+func BenchmarkScheduleCancel(b *testing.B) {
+	const requests = 1024
+	for _, n := range sizes {
+		for _, im := range wheels {
+			b.Run(name(im.name, n), func(b *testing.B) {
+				r := rng(1)
+				w := im.new()
+				fill(w, n, &r)
+				reqs := make([]item, requests)
+				b.ReportAllocs()
+				b.ResetTimer()
+				for i := range b.N {
+					if i%ticksEvery == 0 {
+						w.Advance(w.Now()+1, noop)
+					}
+					it := &reqs[i%requests]
+					w.Schedule(&it.timer, w.Now()+5000+r.next()%jitter, it)
+					w.Cancel(&it.timer)
+				}
+			})
+		}
+		b.Run(name("timer-reset", n), func(b *testing.B) {
+			r := rng(1)
+			items := fillRuntime(n, &r)
+			defer stopRuntime(items)
+			reqs := fillRuntime(requests, &r)
+			stopRuntime(reqs)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := range b.N {
+				t := reqs[i%requests].rt
+				t.Reset(time.Duration(5000+r.next()%jitter) * time.Millisecond)
+				t.Stop()
+			}
+		})
+	}
+}
+
+// BenchmarkExpire fires full buckets: n timers due at the same tick. One
+// operation is one expiry; the setup of each bucket is not timed.
+func BenchmarkExpire(b *testing.B) {
+	for _, n := range sizes {
+		for _, im := range wheels {
+			b.Run(name(im.name, n), func(b *testing.B) {
+				w := im.new()
+				items := make([]item, n)
+				fired := 0
+				expire := func(*item) { fired++ }
+				b.ReportAllocs()
+				b.ResetTimer()
+				for done := 0; done < b.N; {
+					b.StopTimer()
+					batch := min(n, b.N-done)
+					for i := range batch {
+						w.Schedule(&items[i].timer, w.Now()+1, &items[i])
+					}
+					b.StartTimer()
+					w.Advance(w.Now()+1, expire)
+					done += batch
+				}
+				if fired != b.N {
+					b.Fatalf("fired %d of %d", fired, b.N)
+				}
+				b.ReportMetric(float64(b.N)/b.Elapsed().Seconds(), "expiries/s")
+			})
+		}
+	}
+}
+
+// BenchmarkAdvanceIdle advances across one hour of 1 ms ticks in which no
+// timer is due, with n timers outstanding far beyond.
+func BenchmarkAdvanceIdle(b *testing.B) {
+	const hour = 3_600_000
+	for _, n := range sizes {
+		for _, im := range wheels {
+			b.Run(name(im.name, n), func(b *testing.B) {
+				r := rng(1)
+				w := im.new()
+				items := make([]item, n)
+				for i := range items {
+					w.Schedule(&items[i].timer, 1<<50+r.next()%(1<<30), &items[i])
+				}
+				w.Advance(hour, noop) // let a hashed wheel sweep once
+				b.ReportAllocs()
+				b.ResetTimer()
+				for range b.N {
+					w.Advance(w.Now()+hour, noop)
+				}
+				if w.Len() != n {
+					b.Fatalf("%d timers fired", n-w.Len())
+				}
+			})
+		}
+	}
+}
