@@ -1,0 +1,244 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"io"
+	"net"
+	"net/netip"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+const (
+	timeout    = 60 * time.Millisecond
+	resolution = 5 * time.Millisecond
+	// interval is how often peers send while they talk, well under
+	// timeout/2.
+	interval = 10 * time.Millisecond
+	// jitter allows for the time the server goroutine and the test's
+	// clients take to be scheduled: a packet in flight, a late wake-up.
+	jitter = 10 * time.Millisecond
+)
+
+// line is one line the server printed, stamped when it was written.
+type line struct {
+	at   time.Time
+	text string
+}
+
+// recorder is the server's output: it passes each line to the test as it
+// is written, so that the time of an expiry can be measured.
+type recorder chan line
+
+func (r recorder) Write(p []byte) (int, error) {
+	at := time.Now()
+	for text := range strings.Lines(string(p)) {
+		r <- line{at, strings.TrimSuffix(text, "\n")}
+	}
+	return len(p), nil
+}
+
+// peer is a loopback client of the server.
+type peer struct {
+	conn  *net.UDPConn
+	addr  netip.AddrPort
+	first time.Time // when it first sent
+	last  time.Time // when it last sent
+}
+
+// dial opens a client socket to the server, closed when the test ends.
+func dial(t *testing.T, server netip.AddrPort) *peer {
+	conn, err := net.DialUDP("udp", nil, net.UDPAddrFromAddrPort(server))
+	require.NoError(t, err)
+	t.Cleanup(func() { conn.Close() })
+	return &peer{conn: conn, addr: conn.LocalAddr().(*net.UDPAddr).AddrPort()}
+}
+
+// talk sends n packets interval apart, or until stop is closed when n is 0.
+// It runs in its own goroutine, so it reports failures with assert.
+func (p *peer) talk(t *testing.T, n int, stop <-chan struct{}) {
+	tick := time.NewTicker(interval)
+	defer tick.Stop()
+	for i := 0; n == 0 || i < n; i++ {
+		if i > 0 {
+			select {
+			case <-tick.C:
+			case <-stop:
+				return
+			}
+		}
+		// Stamped before sending, so the server sees the packet later.
+		p.last = time.Now()
+		if i == 0 {
+			p.first = p.last
+		}
+		_, err := p.conn.Write([]byte("ping"))
+		if !assert.NoError(t, err) {
+			return
+		}
+	}
+}
+
+// TestSessionsExpire drives the server with real packets: silent peers
+// talk for a while and stop, chatty peers talk for many timeouts before
+// they stop too. Every session must expire exactly once, never before
+// timeout has passed since its peer's last packet, and at most a resolution
+// later, give or take scheduling jitter.
+func TestSessionsExpire(t *testing.T) {
+	for _, wheel := range []string{"hashed", "hierarchical"} {
+		t.Run(wheel, func(t *testing.T) {
+			late := runPeers(t, wheel)
+			slices.Sort(late)
+			median, worst := late[len(late)/2], late[len(late)-1]
+			t.Logf("%d expiries after timeout %v at resolution %v: late by %v min, %v median, %v worst",
+				len(late), timeout, resolution, late[0], median, worst)
+			assert.GreaterOrEqual(t, late[0], time.Duration(0), "a session expired early")
+			assert.LessOrEqual(t, worst, resolution+jitter)
+		})
+	}
+}
+
+// runPeers runs a server with the wheel against silent and chatty peers
+// until every session has expired, and returns how late each expired,
+// past timeout after its peer's last packet.
+func runPeers(t *testing.T, wheel string) []time.Duration {
+	out := make(recorder, 100)
+	s, err := listen(config{addr: "127.0.0.1:0", timeout: timeout, resolution: resolution, wheel: wheel}, out)
+	require.NoError(t, err)
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	served := make(chan error, 1)
+	go func() { served <- s.serve(ctx) }()
+
+	server := s.conn.LocalAddr().(*net.UDPAddr).AddrPort()
+	var peers []*peer
+	var wg sync.WaitGroup
+	stop := make(chan struct{})
+	// Silent peers send 1 to 8 packets, so their sessions are pushed back
+	// a different number of times before they expire; chatty ones send
+	// until stop. Their starts are spread over a resolution so that their
+	// deadlines fall at different points of a tick.
+	const silent, chatty = 8, 3
+	for i := range silent + chatty {
+		p := dial(t, server)
+		peers = append(peers, p)
+		n := i + 1
+		if i >= silent {
+			n = 0
+		}
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			time.Sleep(time.Duration(i) * resolution / (silent + chatty))
+			p.talk(t, n, stop)
+		}()
+	}
+	time.Sleep(6 * timeout)
+	close(stop)
+	wg.Wait()
+
+	// Every session opens once and expires once; a chatty one that expired
+	// while it talked would open twice.
+	opened := map[netip.AddrPort]bool{}
+	expired := map[netip.AddrPort]time.Time{}
+	giveUp := time.After(time.Second + timeout)
+	for len(expired) < len(peers) {
+		select {
+		case l := <-out:
+			kind, addr, count := parse(t, l.text)
+			switch kind {
+			case "new":
+				require.False(t, opened[addr], "%v reopened: it expired while its peer talked", addr)
+				opened[addr] = true
+			case "expired":
+				expired[addr] = l.at
+			}
+			require.Equal(t, len(opened)-len(expired), count, l.text)
+		case <-giveUp:
+			require.Failf(t, "sessions did not expire", "%d of %d expired", len(expired), len(peers))
+		}
+	}
+
+	cancel()
+	select {
+	case err := <-served:
+		require.NoError(t, err)
+	case <-time.After(time.Second):
+		require.Fail(t, "serve did not return after cancel")
+	}
+
+	var late []time.Duration
+	for _, p := range peers {
+		require.Contains(t, expired, p.addr)
+		late = append(late, expired[p.addr].Sub(p.last)-timeout)
+	}
+	for _, p := range peers[silent:] {
+		require.GreaterOrEqual(t, p.last.Sub(p.first), 5*timeout, "chatty peers outlive several timeouts")
+	}
+	return late
+}
+
+// parse splits a line such as "sessions=2 expired=127.0.0.1:5000".
+func parse(t *testing.T, text string) (kind string, addr netip.AddrPort, count int) {
+	fields := strings.Fields(text)
+	require.Len(t, fields, 2, text)
+	n, ok := strings.CutPrefix(fields[0], "sessions=")
+	require.True(t, ok, text)
+	count, err := strconv.Atoi(n)
+	require.NoError(t, err, text)
+	kind, a, ok := strings.Cut(fields[1], "=")
+	require.True(t, ok, text)
+	addr, err = netip.ParseAddrPort(a)
+	require.NoError(t, err, text)
+	return kind, addr, count
+}
+
+// TestRunStops checks that cancelling ctx interrupts a read that would
+// otherwise wait maxWait for a packet.
+func TestRunStops(t *testing.T) {
+	var out bytes.Buffer
+	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
+	defer cancel()
+	start := time.Now()
+	require.NoError(t, run(ctx, config{addr: "127.0.0.1:0", timeout: time.Second, resolution: resolution, wheel: "hashed"}, &out))
+	require.Less(t, time.Since(start), maxWait)
+	require.Contains(t, out.String(), "listening on 127.0.0.1:")
+}
+
+// TestConfigErrors checks that listen rejects what NewClock, the wheels or
+// the socket would not take.
+func TestConfigErrors(t *testing.T) {
+	for _, cfg := range []config{
+		{addr: "127.0.0.1:0", timeout: 0, resolution: resolution, wheel: "hashed"},
+		{addr: "127.0.0.1:0", timeout: timeout, resolution: 0, wheel: "hashed"},
+		{addr: "127.0.0.1:0", timeout: timeout, resolution: resolution, wheel: "calendar"},
+		{addr: "127.0.0.1:bad", timeout: timeout, resolution: resolution, wheel: "hashed"},
+	} {
+		_, err := listen(cfg, nil)
+		require.Error(t, err, "%+v", cfg)
+	}
+}
+
+// TestTouchAllocs checks that a packet from a known peer allocates
+// nothing, whether it moves the session's timer or not.
+func TestTouchAllocs(t *testing.T) {
+	s, err := listen(config{addr: "127.0.0.1:0", timeout: timeout, resolution: resolution, wheel: "hierarchical"}, io.Discard)
+	require.NoError(t, err)
+	defer s.conn.Close()
+	addr := netip.MustParseAddrPort("127.0.0.1:5000")
+	now := time.Now()
+	s.touch(addr, now)
+	allocs := testing.AllocsPerRun(100, func() {
+		now = now.Add(resolution / 2)
+		s.touch(addr, now)
+	})
+	require.Zero(t, allocs)
+}
