@@ -48,6 +48,10 @@ func (r *rng) next() uint64 {
 	return x
 }
 
+// below maps x onto [0, n) with a multiply instead of a division, which
+// would cost every impl alike and blur the ratios.
+func below(x uint64, n int) uint64 { return (x >> 32) * uint64(n) >> 32 }
+
 func name(impl string, n int) string { return "impl=" + impl + "/n=" + strconv.Itoa(n) }
 
 func noop(*item) {}
@@ -93,8 +97,8 @@ func BenchmarkReschedule(b *testing.B) {
 						w.Advance(w.Now()+1, noop)
 					}
 					x := r.next()
-					it := &items[x%uint64(n)]
-					w.Schedule(&it.timer, w.Now()+timeout+x>>40%jitter, it)
+					it := &items[below(x, n)]
+					w.Schedule(&it.timer, w.Now()+timeout+x&(jitter-1), it)
 				}
 			})
 		}
@@ -106,7 +110,7 @@ func BenchmarkReschedule(b *testing.B) {
 			b.ResetTimer()
 			for range b.N {
 				x := r.next()
-				items[x%uint64(n)].rt.Reset(time.Duration(timeout+x>>40%jitter) * time.Millisecond)
+				items[below(x, n)].rt.Reset(time.Duration(timeout+x&(jitter-1)) * time.Millisecond)
 			}
 		})
 	}
@@ -207,5 +211,40 @@ func BenchmarkAdvanceIdle(b *testing.B) {
 				}
 			})
 		}
+	}
+}
+
+// BenchmarkMemoryFloor reads a random item, then the random entry its
+// index names: the two dependent memory accesses that any reschedule which
+// checks its holder against the wheel must make, with the sizes and strides
+// of BenchmarkReschedule (24-byte items holding a 16-byte holder, 24-byte
+// entries). At a million timers both miss every cache; no packed wheel that
+// validates its holders can go under this.
+func BenchmarkMemoryFloor(b *testing.B) {
+	type holderItem struct {
+		deadline     uint64
+		slot, index  uint32
+		runtimeTimer *time.Timer
+	}
+	type entry struct{ deadline, link, value uint64 }
+	for _, n := range sizes {
+		b.Run("n="+strconv.Itoa(n), func(b *testing.B) {
+			items := make([]holderItem, n)
+			entries := make([]entry, n)
+			r := rng(1)
+			for i := range items {
+				items[i].index = uint32(below(r.next(), n))
+			}
+			var sum uint64
+			b.ReportAllocs()
+			b.ResetTimer()
+			for range b.N {
+				it := &items[below(r.next(), n)]
+				sum += entries[it.index].deadline
+			}
+			if sum == 1 {
+				b.Log(sum)
+			}
+		})
 	}
 }

@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"math"
 	"math/bits"
-
-	"github.com/packwheel/packwheel/packed"
 )
 
 // DefaultHashedSlots is the number of slots of a zero Hashed or of one made
@@ -134,16 +132,17 @@ func (w *Hashed[V]) ScheduleRange(h *Holder, earliest, latest uint64, v V) {
 }
 
 func (w *Hashed[V]) set(h *Holder, d uint64, v V, op string) {
-	w.ready()
-	var b *packed.Bucket[V]
-	var i int
-	if h.link.Slot != 0 {
-		b, i = w.s.locate(h, op)
-	}
 	if d <= w.s.now {
 		d = w.s.now + 1
 	}
-	if b != nil && d >= b.At(i).Deadline {
+	if h.link.Slot == 0 {
+		w.ready()
+		w.sweepMin = min(w.sweepMin, d)
+		w.s.insert(&h.link, int(d&w.mask), d, v)
+		return
+	}
+	b, i := w.s.locate(h, op)
+	if d >= b.At(i).Deadline {
 		w.s.postpone(h, b, i, d, v)
 		return
 	}

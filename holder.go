@@ -53,13 +53,25 @@ func locate[V any](buckets []packed.Bucket[V], h *Holder, op string) (*packed.Bu
 	slot, index := int(h.link.Slot)-1, int(h.link.Index)
 	if slot < len(buckets) {
 		b := &buckets[slot]
-		if index < b.Len() && b.At(index).Link == &h.link {
+		if e := b.Entries(); index < len(e) && e[index].Link == &h.link {
 			return b, index
 		}
 	}
-	panic(fmt.Sprintf("packwheel: %s: holder is not scheduled in this wheel "+
+	panic(foreignHolder{op, slot, index})
+}
+
+// foreignHolder is the panic value of an operation given a holder that is
+// not in the wheel. It is a plain value, formatted only if printed, so that
+// locate stays small enough to inline into every operation.
+type foreignHolder struct {
+	op          string
+	slot, index int
+}
+
+func (f foreignHolder) Error() string {
+	return fmt.Sprintf("packwheel: %s: holder is not scheduled in this wheel "+
 		"(slot %d, index %d): it was copied, belongs to another wheel, or was overwritten",
-		op, slot, index))
+		f.op, f.slot, f.index)
 }
 
 // unlink marks a holder inactive after its entry has left the wheel.

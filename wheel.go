@@ -3,8 +3,6 @@ package packwheel
 import (
 	"math"
 	"math/bits"
-
-	"github.com/packwheel/packwheel/packed"
 )
 
 // The hierarchical wheel has levels of 64 slots; level L slot s holds timers
@@ -138,25 +136,21 @@ func moves(now, d uint64) int {
 }
 
 func (w *Wheel[V]) set(h *Holder, d uint64, v V, op string) {
-	w.ready()
-	b, i := w.located(h, op)
 	if d <= w.s.now {
 		d = w.s.now + 1
 	}
+	if h.link.Slot == 0 {
+		w.ready()
+		w.s.insert(&h.link, w.slotFor(d), d, v)
+		return
+	}
+	b, i := w.s.locate(h, op)
 	// Level 0 holds exact ticks, so only coarser levels postpone in place.
-	if b != nil && h.link.Slot > levelSlots && d >= b.At(i).Deadline {
+	if h.link.Slot > levelSlots && d >= b.At(i).Deadline {
 		w.s.postpone(h, b, i, d, v)
 		return
 	}
 	w.s.place(h, b, i, w.slotFor(d), d, v)
-}
-
-// located returns h's entry, or a nil bucket when h is inactive.
-func (w *Wheel[V]) located(h *Holder, op string) (*packed.Bucket[V], int) {
-	if h.link.Slot == 0 {
-		return nil, 0
-	}
-	return w.s.locate(h, op)
 }
 
 // Cancel stops the timer of h and reports whether it was active. Cancelling
