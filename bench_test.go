@@ -248,3 +248,28 @@ func BenchmarkMemoryFloor(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkTick advances one tick at a time with n timers spread over 30 s,
+// re-arming each timer 30 s out as it fires, so occupancy stays put: from a
+// hundred timers (most buckets empty) to a million (every bucket full).
+func BenchmarkTick(b *testing.B) {
+	for _, n := range []int{100, 10_000, 1_000_000} {
+		for _, im := range wheels {
+			b.Run(name(im.name, n), func(b *testing.B) {
+				r := rng(1)
+				w := im.new()
+				fill(w, n, &r)
+				var rearm func(*item)
+				rearm = func(it *item) { w.Schedule(&it.timer, w.Now()+timeout, it) }
+				b.ReportAllocs()
+				b.ResetTimer()
+				for range b.N {
+					w.Advance(w.Now()+1, rearm)
+				}
+				if w.Len() != n {
+					b.Fatalf("Len %d, want %d", w.Len(), n)
+				}
+			})
+		}
+	}
+}
