@@ -66,17 +66,16 @@ func (p *Pool[V]) get(c int) []Entry[V] {
 }
 
 // put takes an empty, zeroed array back, or lets the garbage collector have
-// it when the pool is over budget. Over budget it also drops the largest
-// spares, which a shrunken wheel is least likely to need again.
+// it when it does not fit the budget. To make room it drops the largest
+// spares first: the budget shrinks as timers drain, and a shrunken wheel is
+// least likely to need its largest arrays again.
 func (p *Pool[V]) put(a []Entry[V]) {
-	if cap(a) == 0 {
-		return
-	}
 	budget := p.live/4 + spareFloor
-	for p.spare+cap(a) > budget && p.dropLargest(cap(a)) {
-	}
-	if p.spare+cap(a) > budget {
+	if cap(a) == 0 || cap(a) > budget {
 		return
+	}
+	for p.spare+cap(a) > budget {
+		p.dropLargest()
 	}
 	c := classOf(cap(a))
 	for len(p.free) <= c {
@@ -86,16 +85,14 @@ func (p *Pool[V]) put(a []Entry[V]) {
 	p.spare += cap(a)
 }
 
-// dropLargest releases one spare larger than size, reporting whether it
-// found one.
-func (p *Pool[V]) dropLargest(size int) bool {
-	for c := len(p.free) - 1; c >= 0 && classCaps[c] > size; c-- {
+// dropLargest releases one of the largest spares; the pool must hold one.
+func (p *Pool[V]) dropLargest() {
+	for c := len(p.free) - 1; ; c-- {
 		if s := p.free[c]; len(s) > 0 {
 			p.spare -= cap(s[len(s)-1])
 			s[len(s)-1] = nil
 			p.free[c] = s[:len(s)-1]
-			return true
+			return
 		}
 	}
-	return false
 }
