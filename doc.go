@@ -1,0 +1,77 @@
+// Package packwheel provides allocation-free timer wheels for programs that
+// hold hundreds of thousands to millions of timers, such as one idle timeout
+// per connection of a server.
+//
+// # Design
+//
+// A timer is an entry stored by value in a bucket: a contiguous array, not a
+// linked list. Each entry points back at a [Holder] that the caller embeds in
+// its own struct (a connection, a session), and the wheel keeps the holder
+// told where the entry is. Cancelling swap-removes the entry in O(1), moving
+// the last entry of the bucket into the hole and updating its holder. Arrays
+// are recycled among a wheel's buckets, so once the buckets have grown,
+// nothing allocates, and when a burst of timers drains the memory goes back
+// to the garbage collector.
+//
+// Time is a plain tick count that the caller drives with Advance; a wheel
+// never reads a clock, which makes it deterministic under test. [Clock] maps
+// wall time to ticks for callers who drive a wheel from time.Now.
+//
+// # Choosing a wheel
+//
+// [Wheel] is hierarchical: eleven levels of 64 slots cover every 64-bit
+// tick, one occupancy bitmap per level finds the next work in O(levels), and
+// every timer fires at its exact tick. Crossing long idle stretches costs
+// almost nothing. It is the default choice.
+//
+// [Hashed] is a single-level hashed wheel: a timer waits in bucket
+// deadline%Slots for as many revolutions as it needs, and each tick compares
+// the deadlines in one bucket. Timers never move between buckets, which
+// makes it the fastest at rescheduling and cancelling in bulk; it pays for
+// it by revisiting a waiting timer once per revolution, so it suits timeouts
+// of a few revolutions at most, advanced tick by tick.
+//
+// Both implement [Timers]; tests and benchmarks run the same code on both.
+//
+// # Semantics
+//
+// Precision: a timer fires during the Advance that processes its deadline
+// tick, with Now equal to that tick, never earlier; how late that is in wall
+// time is up to how often the caller advances and how long a tick is.
+//
+// Range: ticks run from 0 to [MaxTick]. Deadlines beyond it, and Advance
+// targets beyond it, are refused with a panic; every other deadline fires at
+// its exact tick, however far away.
+//
+// Reentrancy: expiry callbacks may schedule, reschedule and cancel any timer,
+// including the one firing and others due at the same tick. A deadline at or
+// before Now, or one for the tick being processed, fires at the next tick
+// processed: never twice, never lost. Callbacks must not call Advance, which
+// panics if they do. A callback that panics leaves the rest of its tick for
+// the next Advance.
+//
+// Bounded work: AdvanceLimit and AppendExpired fire at most n timers and
+// report whether they caught up, so that a clump of timers cannot starve an
+// event loop; the next call resumes where the last one stopped.
+//
+// Concurrency: a wheel and its holders are owned by one goroutine and are
+// not safe for concurrent use. The idleconn package runs one wheel per gnet
+// event loop and reaches each wheel only from its own loop.
+//
+// Misuse: an operation given a holder that is not in the wheel (a copy, a
+// holder of another wheel, an overwritten one) panics before it changes
+// anything, with a message starting "packwheel: "; go vet reports copies of
+// a Holder. Cancelling an inactive holder is a no-op that returns false.
+//
+// # Costs
+//
+//	Schedule, ScheduleAfter, ScheduleRange   O(1), no allocation once warm
+//	Cancel, Len, Now, Holder.Deadline        O(1)
+//	Advance, per tick with work              O(levels) Wheel, O(bucket) Hashed
+//	Advance, per timer fired or moved        O(1)
+//	Advance across empty ticks               O(levels) Wheel; Hashed skips
+//	                                         empty buckets and, after one
+//	                                         revolution, jumps to the next due
+//	NextExpiry                               O(levels) Wheel; O(timers in the
+//	                                         buckets it visits) Hashed
+package packwheel
