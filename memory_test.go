@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"runtime"
 	"testing"
+	"unsafe"
 
 	"github.com/stretchr/testify/require"
 )
@@ -67,4 +68,9 @@ func TestMemoryPerTimer(t *testing.T) {
 			}
 		}
 	}
+}
+
+// TestHolderSize pins the per-connection cost a caller embeds.
+func TestHolderSize(t *testing.T) {
+	require.Equal(t, uintptr(16), unsafe.Sizeof(Holder{}))
 }
