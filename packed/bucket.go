@@ -67,7 +67,7 @@ func (b *Bucket[V]) Entries() []Entry[V] { return b.entries }
 func (b *Bucket[V]) Push(p *Pool[V], deadline uint64, link *Link, value V) int {
 	n := len(b.entries)
 	if n == cap(b.entries) {
-		b.move(p, p.get(classOf(n)+1))
+		b.move(p, p.grow(classOf(n)+1))
 	}
 	b.entries = b.entries[:n+1]
 	b.entries[n] = Entry[V]{Deadline: deadline, Link: link, Value: value}
@@ -91,15 +91,20 @@ func (b *Bucket[V]) Remove(p *Pool[V], i int) Entry[V] {
 	return e
 }
 
-// Shrink moves a bucket left at a quarter of its capacity to an array about
-// half the size, so that one which stays mostly empty gives memory back.
-// Buckets grow at full and shrink at a quarter, so one whose size hovers
-// does not move back and forth. Call it after removals that are not part of
-// draining the bucket: a bucket about to empty would copy for nothing.
-// O(Len) when it moves, which Push's growth has paid for; O(1) otherwise.
+// Shrink moves a bucket left at a quarter of its capacity or less to an
+// array that it half fills, so that one which stays mostly empty gives
+// memory back. Buckets grow at full and shrink at a quarter, so one whose
+// size hovers does not move back and forth. Call it after removals that are
+// not part of draining the bucket: a bucket about to empty would copy for
+// nothing. O(Len) when it moves, which the removals since have paid for;
+// O(1) otherwise.
 func (b *Bucket[V]) Shrink(p *Pool[V]) {
-	if c := classOf(cap(b.entries)); c >= 2 && len(b.entries) <= cap(b.entries)/4 {
-		b.move(p, p.get(c-2))
+	n := len(b.entries)
+	if n == 0 || n > cap(b.entries)/4 {
+		return
+	}
+	if c := classFor(2 * n); c < classOf(cap(b.entries)) {
+		b.move(p, p.fit(c))
 	}
 }
 
