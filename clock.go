@@ -45,7 +45,13 @@ func (c Clock) Tick(t time.Time) uint64 {
 // timer scheduled for it never fires before after has passed, and at most
 // one resolution plus the caller's advance interval later.
 func (c Clock) Deadline(now time.Time, after time.Duration) uint64 {
-	d := now.Sub(c.origin) + max(after, 0)
+	d := now.Sub(c.origin)
+	if after > 0 {
+		if d > maxDuration-after {
+			return MaxTick
+		}
+		d += after
+	}
 	if d <= 0 {
 		return 0
 	}
@@ -60,14 +66,19 @@ func (c Clock) Deadline(now time.Time, after time.Duration) uint64 {
 // may sleep before advancing to it. It is zero if the tick has begun, and
 // saturates rather than overflowing for ticks centuries away.
 func (c Clock) Until(tick uint64, now time.Time) time.Duration {
-	const maxWait = time.Duration(1<<63 - 1)
-	if tick > uint64(maxWait/c.resolution) {
-		return maxWait
+	if tick > uint64(maxDuration/c.resolution) {
+		return maxDuration
 	}
 	start := time.Duration(tick) * c.resolution
 	elapsed := now.Sub(c.origin)
-	if start <= elapsed {
+	switch {
+	case start <= elapsed:
 		return 0
+	case elapsed < 0 && start > maxDuration+elapsed:
+		return maxDuration
 	}
 	return start - elapsed
 }
+
+// maxDuration is the longest time.Duration, where Clock saturates.
+const maxDuration = time.Duration(1<<63 - 1)

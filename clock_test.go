@@ -29,6 +29,11 @@ func TestClock(t *testing.T) {
 	require.Equal(t, time.Duration(0), c.Until(2, at(25*time.Millisecond)))
 	require.Equal(t, time.Duration(1<<63-1), c.Until(MaxTick, origin))
 
+	// Far timeouts saturate instead of wrapping around to "now".
+	require.Equal(t, MaxTick, c.Deadline(at(time.Second), time.Duration(1<<63-1)))
+	require.Equal(t, time.Duration(1<<63-1), NewClock(origin, time.Nanosecond).Until(MaxTick-10, at(-time.Hour)))
+	require.Equal(t, 2*time.Hour, c.Until(360_000, at(-time.Hour)))
+
 	require.PanicsWithValue(t, "packwheel: NewClock: resolution 0s must be positive",
 		func() { NewClock(origin, 0) })
 }

@@ -19,7 +19,7 @@ type HashedOptions struct {
 	// Slots is the number of buckets, a power of two from 1 to 1<<24; zero
 	// means DefaultHashedSlots. A timer waits in bucket deadline%Slots for
 	// as many revolutions as it needs, so more slots mean fewer timers to
-	// compare per tick and more memory (32 bytes and 1 bit per slot).
+	// compare per tick and more memory (24 bytes and 1 bit per slot).
 	Slots int
 }
 
@@ -27,7 +27,8 @@ type HashedOptions struct {
 // bucket deadline%Slots and waits there for the revolutions it still needs,
 // which are derived from its stored absolute deadline. Processing a tick
 // visits one bucket and compares deadlines without writing to timers that
-// are not due; timers never move between buckets.
+// are not due. A timer moves only when brought earlier, or when its bucket
+// is visited after it was pushed back in place.
 //
 // Schedule, ScheduleRange and Cancel are O(1). Advance is O(1) per tick
 // with an occupied bucket plus O(1) per timer in the buckets it visits;
@@ -42,6 +43,7 @@ type HashedOptions struct {
 // use. It is not safe for concurrent use; see [Timers] for the rules it
 // follows.
 type Hashed[V any] struct {
+	_     noCopy
 	s     store[V]
 	slots int
 	mask  uint64
@@ -80,6 +82,9 @@ func (w *Hashed[V]) ready() {
 		w.slots = DefaultHashedSlots
 	}
 	w.mask = uint64(w.slots - 1)
+	// Hashed buckets stay put, so they need fewer spares than a
+	// hierarchical wheel's rotating slots.
+	w.s.pool.SpareShift = 3
 	w.sweepFrom, w.sweepMin = w.s.now+1, math.MaxUint64
 	w.s.init(w.slots)
 }
@@ -113,8 +118,8 @@ func (w *Hashed[V]) ScheduleAfter(h *Holder, delay uint64, v V) {
 // ScheduleRange sets the timer of h to fire at a tick in [earliest, latest]
 // with value v. When h is already due inside the range it only stores v,
 // which makes pushing an idle timeout back on every packet nearly free.
-// Otherwise it picks latest: timers never move in a hashed wheel, so the
-// latest tick leaves the most room for later calls to be no-ops. A range
+// Otherwise it picks latest: a hashed wheel's timers do not move on their
+// own, so the latest tick leaves the most room for later calls to be no-ops. A range
 // wholly at or before Now fires at Now()+1. O(1).
 //
 // It panics, before changing anything, if earliest > latest, latest is
@@ -133,7 +138,7 @@ func (w *Hashed[V]) ScheduleRange(h *Holder, earliest, latest uint64, v V) {
 
 func (w *Hashed[V]) set(h *Holder, d uint64, v V, op string) {
 	if d <= w.s.now {
-		d = w.s.now + 1
+		d = w.s.next(op)
 	}
 	if h.link.Slot == 0 {
 		w.ready()
@@ -183,6 +188,10 @@ func (w *Hashed[V]) NextExpiry(limit uint64) uint64 {
 	if limit <= now || w.Len() == 0 {
 		return limit
 	}
+	if !w.pending && now+1-w.sweepFrom >= uint64(w.slots) && w.sweepMin > limit {
+		// A sweep has seen every timer since it began: none is due by limit.
+		return limit
+	}
 	// An entry's own deadline is the tick its bucket must be visited at:
 	// its timer's, or an earlier one if the timer was postponed in place.
 	earliest := uint64(math.MaxUint64)
@@ -230,8 +239,8 @@ func (w *Hashed[V]) nextOccupied(from, to uint64) (uint64, bool) {
 }
 
 // Advance processes every tick up to and including to, in order, calling
-// expire with the value of each timer as it fires; during the call Now
-// equals the timer's deadline. An Advance to a tick before Now does nothing.
+// expire with the value of each timer as it fires (a nil expire discards
+// them); during the call Now equals the timer's deadline. An Advance to a tick before Now does nothing.
 // It allocates nothing.
 //
 // It panics if to is beyond MaxTick or if called from an expiry callback.
@@ -240,10 +249,11 @@ func (w *Hashed[V]) Advance(to uint64, expire func(V)) {
 	w.advance("Advance", to, math.MaxInt, &s)
 }
 
-// AdvanceLimit is Advance that fires at most n timers, so that a clump of
-// timers cannot starve the caller's loop. It reports whether it caught up
-// with to; if not, Now stays at the tick it stopped in and the next call
-// resumes there, losing and reordering nothing. It panics if n <= 0.
+// AdvanceLimit is Advance that fires, or moves to their bucket after they
+// were pushed back, at most n timers, so that a clump of timers cannot
+// starve the caller's loop. It reports whether it caught up with to; if
+// not, Now stays at the tick it stopped in and the next call resumes there,
+// losing and reordering nothing. It panics if n <= 0.
 func (w *Hashed[V]) AdvanceLimit(to uint64, n int, expire func(V)) bool {
 	checkMax("AdvanceLimit", n)
 	s := sink[V]{fn: expire}
@@ -255,7 +265,7 @@ func (w *Hashed[V]) AdvanceLimit(to uint64, n int, expire func(V)) bool {
 // runs out of capacity.
 func (w *Hashed[V]) AppendExpired(dst []V, to uint64, n int) ([]V, bool) {
 	checkMax("AppendExpired", n)
-	s := sink[V]{dst: dst}
+	s := sink[V]{dst: dst, collect: true}
 	done := w.advance("AppendExpired", to, n, &s)
 	return s.dst, done
 }
@@ -265,9 +275,12 @@ func (w *Hashed[V]) advance(op string, to uint64, limit int, out *sink[V]) bool 
 	w.ready()
 	w.s.running.enter(op)
 	defer w.s.running.leave()
-	fired := 0
+	if to < w.s.now {
+		return true
+	}
+	work := 0 // timers fired or moved, which limit bounds
 	if w.pending {
-		if !w.visit(w.s.now, &fired, limit, out) {
+		if !w.visit(w.s.now, &work, limit, out) {
 			return false
 		}
 		w.pending = false
@@ -294,7 +307,7 @@ func (w *Hashed[V]) advance(op string, to uint64, limit int, out *sink[V]) bool 
 		// pending stays set if visit stops at the limit, and also if an
 		// expiry callback panics, so the next Advance finishes the tick.
 		w.pending = true
-		if !w.visit(t, &fired, limit, out) {
+		if !w.visit(t, &work, limit, out) {
 			return false
 		}
 		w.pending = false
@@ -307,8 +320,8 @@ func (w *Hashed[V]) advance(op string, to uint64, limit int, out *sink[V]) bool 
 // the bucket from its end so that the swap-removes of firing, and any
 // cancels the callbacks make, only move already visited entries into the
 // unvisited part. It notes the deadlines it passes in sweepMin and returns
-// false if it stopped at limit.
-func (w *Hashed[V]) visit(t uint64, fired *int, limit int, out *sink[V]) bool {
+// false if it stopped with work at limit.
+func (w *Hashed[V]) visit(t uint64, work *int, limit int, out *sink[V]) bool {
 	slot := int(t & w.mask)
 	b := &w.s.buckets[slot]
 	for i := b.Len() - 1; i >= 0; i = min(i-1, b.Len()-1) {
@@ -317,23 +330,26 @@ func (w *Hashed[V]) visit(t uint64, fired *int, limit int, out *sink[V]) bool {
 			w.sweepMin = min(w.sweepMin, e.Deadline)
 			continue
 		}
+		if *work == limit {
+			return false
+		}
+		*work++
 		if d := e.Link.Deadline; d > t { // postponed: place it by its deadline
 			w.sweepMin = min(w.sweepMin, d)
 			if int(d&w.mask) == slot {
 				e.Deadline = d
 			} else {
-				moved := w.s.take(b, i)
+				moved := w.s.take(slot, i)
 				w.s.insert(moved.Link, int(d&w.mask), d, moved.Value)
 			}
 			continue
 		}
-		if *fired == limit {
-			return false
-		}
-		e1 := w.s.take(b, i)
+		e1 := w.s.take(slot, i)
 		unlink(e1.Link)
-		*fired++
 		out.deliver(e1.Value)
 	}
+	// What fired or moved out may leave the bucket mostly empty for a
+	// revolution; give the memory back now rather than at the next cancel.
+	b.Shrink(&w.s.pool)
 	return true
 }

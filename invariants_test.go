@@ -71,9 +71,14 @@ func (w *Wheel[V]) check() error {
 		switch {
 		case int(d>>shift)&(levelSlots-1) != s:
 			return fmt.Errorf("level %d slot %d holds the wrong digit", l, s)
+		case slot == w.cascading-1:
+			// A coarse slot half moved down: its timers are due from now on.
+			if d < now || d>>shift != now>>shift {
+				return fmt.Errorf("level %d slot %d, half moved, holds a deadline outside it", l, s)
+			}
 		case shift+levelBits < 64 && d>>(shift+levelBits) != now>>(shift+levelBits):
 			return fmt.Errorf("level %d: deadline outside now's block", l)
-		case l > 0 && s <= pos:
+		case l > 0 && s <= pos && !(slot == w.cascading-1 && s == pos):
 			return fmt.Errorf("level %d slot %d is not after now's slot %d", l, s, pos)
 		case l == 0 && (s < pos || (s == pos) != (d == now)):
 			return fmt.Errorf("level 0 slot %d, now's slot %d", s, pos)

@@ -74,3 +74,40 @@ func TestMemoryPerTimer(t *testing.T) {
 func TestHolderSize(t *testing.T) {
 	require.Equal(t, uintptr(16), unsafe.Sizeof(Holder{}))
 }
+
+// TestMemoryAfterBurstWithSurvivors checks that a burst which fires gives its
+// memory back even when long-lived timers share its buckets.
+func TestMemoryAfterBurstWithSurvivors(t *testing.T) {
+	if testing.Short() {
+		t.Skip("allocates a million timers")
+	}
+	const burst, survivors = 1_000_000, 50_000
+	for _, k := range []struct {
+		name string
+		make func() Timers[uint64]
+	}{
+		{"hashed", func() Timers[uint64] { return NewHashed[uint64](HashedOptions{Slots: 256}) }},
+		{"wheel", func() Timers[uint64] { return new(Wheel[uint64]) }},
+	} {
+		t.Run(k.name, func(t *testing.T) {
+			w := k.make()
+			holders := make([]Holder, burst+survivors)
+			base := heapInUse()
+			for i := range holders[:survivors] { // in every bucket, revolutions away
+				w.Schedule(&holders[i], 1000+uint64(i%256+256*(2+i%100)), 0)
+			}
+			withSurvivors := heapInUse()
+			for i := range holders[survivors:] {
+				w.Schedule(&holders[survivors+i], 1000+uint64(i%256), 0)
+			}
+			w.Advance(1300, nil)
+			require.Equal(t, survivors, w.Len())
+			after := heapInUse()
+			t.Logf("%s: %d KiB for the survivors, %d KiB after the burst fired",
+				k.name, (withSurvivors-base)>>10, (int64(after)-int64(base))>>10)
+			require.Less(t, int64(after)-int64(withSurvivors), int64(2<<20), "burst memory not given back")
+			runtime.KeepAlive(holders)
+			runtime.KeepAlive(w) // else the collector takes the whole wheel
+		})
+	}
+}

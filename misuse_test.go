@@ -209,3 +209,48 @@ func TestCallbackPanic(t *testing.T) {
 }
 
 func itoa(n int) string { return strconv.Itoa(n) }
+
+// TestEndOfTime checks that once Now is MaxTick, a timer that could only
+// fire later is refused rather than kept forever.
+func TestEndOfTime(t *testing.T) {
+	forEachWheel(t, func(t *testing.T, w Timers[*conn]) {
+		a, b := &conn{id: 1}, &conn{id: 2}
+		w.Schedule(&a.timer, MaxTick, a)
+		fired := 0
+		w.Advance(MaxTick, func(c *conn) {
+			fired++
+			require.Equal(t, MaxTick, w.Now())
+			require.Equal(t, "packwheel: Schedule: Now is MaxTick; no later tick is left to fire at",
+				panicMessage(func() { w.Schedule(&c.timer, MaxTick, c) }))
+		})
+		require.Equal(t, 1, fired)
+		requireRejected(t, w, b, "packwheel: ScheduleRange: Now is MaxTick; no later tick is left to fire at",
+			func() { w.ScheduleRange(&b.timer, 0, MaxTick, b) })
+		require.Zero(t, w.Len())
+	})
+}
+
+// TestAdvanceBackwards checks that an Advance to a tick before Now does
+// nothing, even while timers of the current tick wait after a bounded one.
+func TestAdvanceBackwards(t *testing.T) {
+	forEachWheel(t, func(t *testing.T, w Timers[*conn]) {
+		conns := make([]conn, 3)
+		for i := range conns {
+			w.Schedule(&conns[i].timer, 10, &conns[i])
+		}
+		fired := 0
+		count := func(*conn) { fired++ }
+		require.False(t, w.AdvanceLimit(10, 1, count))
+		require.True(t, w.AdvanceLimit(5, 1, count))
+		require.Equal(t, 1, fired, "a backwards Advance fired")
+		require.Equal(t, uint64(10), w.Now())
+		w.Advance(10, nil) // nil discards
+		require.Zero(t, w.Len())
+		require.Zero(t, testing.AllocsPerRun(100, func() {
+			for i := range conns {
+				w.Schedule(&conns[i].timer, w.Now()+1, &conns[i])
+			}
+			w.Advance(w.Now()+1, nil)
+		}))
+	})
+}

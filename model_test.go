@@ -216,8 +216,8 @@ func (h *harness) advance() {
 		n := int(1 + h.n(20))
 		if h.w.AdvanceLimit(to, n, h.expire) {
 			h.caughtUp(before, to)
-		} else if h.fired-firedBefore != n {
-			h.failf("AdvanceLimit(%d, %d) stopped after %d", to, n, h.fired-firedBefore)
+		} else if h.fired-firedBefore > n {
+			h.failf("AdvanceLimit(%d, %d) fired %d", to, n, h.fired-firedBefore)
 		}
 	default:
 		n := int(1 + h.n(20))
@@ -234,7 +234,7 @@ func (h *harness) advance() {
 			prev = d
 			h.model.drop(id)
 		}
-		if len(got) > n || (!done && len(got) != n) {
+		if len(got) > n {
 			h.failf("AppendExpired(%d, %d) returned %d, done %v", to, n, len(got), done)
 		}
 		if done {
@@ -258,8 +258,13 @@ func (h *harness) nextExpiry() {
 	got := h.w.NextExpiry(limit)
 	m := h.minDeadline()
 	exact := min(m, limit)
-	if hw, ok := h.w.(*Hashed[int]); ok {
-		exact = min(hw.nextWork(), limit)
+	switch w := h.w.(type) {
+	case *Hashed[int]:
+		exact = min(w.nextWork(), limit)
+	case *Wheel[int]:
+		if w.cascading != 0 && w.s.buckets[w.cascading-1].Len() > 0 {
+			exact = min(now, limit) // moving a coarse slot down is work
+		}
 	}
 	switch {
 	case got > limit || got > m:

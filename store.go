@@ -30,13 +30,14 @@ func (s *store[V]) locate(h *Holder, op string) (*packed.Bucket[V], int) {
 // its bucket is updated where it is.
 func (s *store[V]) place(h *Holder, b *packed.Bucket[V], i, slot int, d uint64, v V) {
 	if b != nil {
-		if int(h.link.Slot)-1 == slot {
+		old := int(h.link.Slot) - 1
+		if old == slot {
 			e := b.At(i)
 			e.Deadline, e.Value = d, v
 			h.link.Deadline = d
 			return
 		}
-		s.remove(b, i)
+		s.remove(old, i)
 	}
 	s.insert(&h.link, slot, d, v)
 }
@@ -61,21 +62,32 @@ func (s *store[V]) insert(link *packed.Link, slot int, d uint64, v V) {
 	link.Deadline = d
 }
 
-// remove takes entry i out of b, marks its holder inactive, and shrinks b
-// if it stays mostly empty: the removal of a cancel or a move.
-func (s *store[V]) remove(b *packed.Bucket[V], i int) {
-	unlink(s.take(b, i).Link)
-	b.Shrink(&s.pool)
+// remove takes entry i out of bucket slot, marks its holder inactive, and
+// shrinks the bucket if it stays mostly empty: the removal of a cancel or a
+// move.
+func (s *store[V]) remove(slot, i int) {
+	unlink(s.take(slot, i).Link)
+	s.buckets[slot].Shrink(&s.pool)
 }
 
-// take takes entry i out of b without shrinking it, for a bucket being
-// drained. The entry's holder is left as it was, for the caller to relink
-// or unlink.
-func (s *store[V]) take(b *packed.Bucket[V], i int) packed.Entry[V] {
-	slot := int(b.At(i).Link.Slot) - 1
+// take takes entry i out of bucket slot without shrinking it, for a bucket
+// being drained. The entry's holder is left as it was, for the caller to
+// relink or unlink.
+func (s *store[V]) take(slot, i int) packed.Entry[V] {
+	b := &s.buckets[slot]
 	e := b.Remove(&s.pool, i)
 	s.emptied(b, slot)
 	return e
+}
+
+// next returns the deadline of a timer scheduled at or before now: the
+// next tick. It panics, before anything changes, if now is MaxTick, after
+// which no tick can be processed.
+func (s *store[V]) next(op string) uint64 {
+	if s.now == MaxTick {
+		panic("packwheel: " + op + ": Now is MaxTick; no later tick is left to fire at")
+	}
+	return s.now + 1
 }
 
 // pop takes the last entry out of bucket slot without moving the others.
@@ -98,7 +110,7 @@ func (s *store[V]) cancel(h *Holder) bool {
 	if h.link.Slot == 0 {
 		return false
 	}
-	b, i := s.locate(h, "Cancel")
-	s.remove(b, i)
+	_, i := s.locate(h, "Cancel")
+	s.remove(int(h.link.Slot)-1, i)
 	return true
 }

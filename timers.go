@@ -26,7 +26,8 @@ const MaxTick uint64 = math.MaxInt64
 // an event loop, owns a wheel and all holders scheduled in it.
 type Timers[V any] interface {
 	// Schedule sets the timer of h to fire at deadline with value v. An
-	// active h is moved, in place when it stays in the same bucket.
+	// active timer pushed later may keep its entry until the wheel reaches
+	// it; one brought earlier moves.
 	Schedule(h *Holder, deadline uint64, v V)
 	// ScheduleAfter is Schedule at Now()+delay.
 	ScheduleAfter(h *Holder, delay uint64, v V)
@@ -44,10 +45,10 @@ type Timers[V any] interface {
 	// or limit if that is later.
 	NextExpiry(limit uint64) uint64
 	// Advance processes every tick up to and including to, calling expire
-	// with the value of each timer as it fires.
+	// (unless nil) with the value of each timer as it fires.
 	Advance(to uint64, expire func(V))
-	// AdvanceLimit is Advance that fires at most n timers, reporting
-	// whether it caught up with to.
+	// AdvanceLimit is Advance that fires or moves at most n timers,
+	// reporting whether it caught up with to; the next call resumes.
 	AdvanceLimit(to uint64, n int, expire func(V)) bool
 	// AppendExpired is AdvanceLimit that appends the values of expired
 	// timers to dst instead of calling a function.
@@ -89,18 +90,20 @@ func checkMax(op string, n int) {
 	}
 }
 
-// sink delivers expired values either to a function or to a slice.
+// sink delivers expired values to a function, to a slice, or nowhere.
 type sink[V any] struct {
-	fn  func(V)
-	dst []V
+	fn      func(V)
+	dst     []V
+	collect bool // append to dst; otherwise call fn unless it is nil
 }
 
 func (s *sink[V]) deliver(v V) {
-	if s.fn != nil {
+	switch {
+	case s.fn != nil:
 		s.fn(v)
-		return
+	case s.collect:
+		s.dst = append(s.dst, v)
 	}
-	s.dst = append(s.dst, v)
 }
 
 // reentry guards against Advance being called from an expiry callback,

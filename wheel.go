@@ -24,16 +24,20 @@ const (
 //
 // Schedule, ScheduleRange and Cancel are O(1). NextExpiry is O(levels), and
 // Advance costs O(levels) per occupied slot it reaches plus O(1) per timer
-// fired or moved down a level (a timer moves at most once per nonzero
-// base-64 digit of its deadline), so crossing an hour of empty 1 ms ticks
-// costs a few bitmap tests. Buckets are packed arrays recycled through a
+// fired or moved (a timer moves down at most once per nonzero base-64 digit
+// of its deadline, plus once each time it was pushed back in place), so
+// crossing an hour of empty 1 ms ticks costs a few bitmap tests. Buckets are packed arrays recycled through a
 // pool: once warm, nothing allocates.
 //
 // The zero value is an empty wheel at tick 0, ready to use; its 704 buckets
 // are allocated on first use. A Wheel must not be copied after first use. It
 // is not safe for concurrent use; see [Timers] for the rules it follows.
 type Wheel[V any] struct {
+	_ noCopy
 	s store[V]
+	// cascading is the coarse bucket (plus one) whose move down a bounded
+	// advance interrupted; it is finished before anything else.
+	cascading int
 }
 
 func (w *Wheel[V]) ready() {
@@ -78,8 +82,9 @@ func (w *Wheel[V]) ScheduleAfter(h *Holder, delay uint64, v V) {
 // ScheduleRange sets the timer of h to fire at a tick in [earliest, latest]
 // with value v. When h is already due inside the range it only stores v,
 // which makes pushing an idle timeout back on every packet nearly free.
-// Otherwise the wheel picks the tick that will move the timer between levels
-// the fewest times, and among those the latest. A range wholly at or before
+// Otherwise the wheel picks, in the later half of the range, the tick that
+// will move the timer between levels the fewest times, and among those the
+// latest. A range wholly at or before
 // Now fires at Now()+1. O(1).
 //
 // It panics, before changing anything, if earliest > latest, latest is
@@ -105,10 +110,15 @@ func (w *Wheel[V]) pick(lo, hi uint64) uint64 {
 		return hi
 	}
 	lo = max(lo, now+1)
+	// Only the later half of the range is considered: an early deadline
+	// would save a move but shorten the window in which later calls are
+	// no-ops.
+	lo += (hi - lo) / 2
 	best, fewest := hi, moves(now, hi)
 	for k := 2; k < levelCount && fewest > 0; k++ {
-		// Clear digits 1..k-1; digit 0 costs no move, so keep it late.
-		c := hi&^(uint64(1)<<(k*levelBits)-1) | hi&(levelSlots-1)
+		// Clear digits 1..k-1; digit 0 costs no move, so make it as late as
+		// hi allows.
+		c := min(hi, hi&^(uint64(1)<<(k*levelBits)-1)|(levelSlots-1))
 		if c < lo {
 			break
 		}
@@ -137,7 +147,7 @@ func moves(now, d uint64) int {
 
 func (w *Wheel[V]) set(h *Holder, d uint64, v V, op string) {
 	if d <= w.s.now {
-		d = w.s.now + 1
+		d = w.s.next(op)
 	}
 	if h.link.Slot == 0 {
 		w.ready()
@@ -171,8 +181,12 @@ func (w *Wheel[V]) Now() uint64 { return w.s.now }
 // due within the current 64-tick block the answer is its exact deadline;
 // otherwise it is the start of the coarse slot holding the timer, where
 // Advance will move it down a level. It returns Now when a bounded advance
-// left timers of the current tick unfired. O(levels); it allocates nothing.
+// left timers of the current tick unfired or a coarse slot half moved.
+// O(levels); it allocates nothing.
 func (w *Wheel[V]) NextExpiry(limit uint64) uint64 {
+	if w.cascading != 0 && w.s.buckets[w.cascading-1].Len() > 0 {
+		return min(w.s.now, limit)
+	}
 	if _, start, ok := w.next(); ok && start < limit {
 		return start
 	}
@@ -206,8 +220,8 @@ func (w *Wheel[V]) next() (slot int, start uint64, ok bool) {
 }
 
 // Advance processes every tick up to and including to, in order, calling
-// expire with the value of each timer as it fires; during the call Now
-// equals the timer's deadline. An Advance to a tick before Now does nothing.
+// expire with the value of each timer as it fires (a nil expire discards
+// them); during the call Now equals the timer's deadline. An Advance to a tick before Now does nothing.
 // It costs O(levels) per occupied slot reached plus O(1) per timer fired or
 // moved, and allocates nothing.
 //
@@ -217,10 +231,11 @@ func (w *Wheel[V]) Advance(to uint64, expire func(V)) {
 	w.advance("Advance", to, math.MaxInt, &s)
 }
 
-// AdvanceLimit is Advance that fires at most n timers, so that a clump of
-// timers cannot starve the caller's loop. It reports whether it caught up
-// with to; if not, Now stays at the tick it stopped in and the next call
-// resumes there, losing and reordering nothing. It panics if n <= 0.
+// AdvanceLimit is Advance that fires or moves down a level at most n
+// timers, so that neither a clump of timers nor a crowded coarse slot can
+// starve the caller's loop. It reports whether it caught up with to; if
+// not, Now stays at the tick it stopped in and the next call resumes there,
+// losing and reordering nothing. It panics if n <= 0.
 func (w *Wheel[V]) AdvanceLimit(to uint64, n int, expire func(V)) bool {
 	checkMax("AdvanceLimit", n)
 	s := sink[V]{fn: expire}
@@ -232,7 +247,7 @@ func (w *Wheel[V]) AdvanceLimit(to uint64, n int, expire func(V)) bool {
 // runs out of capacity.
 func (w *Wheel[V]) AppendExpired(dst []V, to uint64, n int) ([]V, bool) {
 	checkMax("AppendExpired", n)
-	s := sink[V]{dst: dst}
+	s := sink[V]{dst: dst, collect: true}
 	done := w.advance("AppendExpired", to, n, &s)
 	return s.dst, done
 }
@@ -241,7 +256,15 @@ func (w *Wheel[V]) advance(op string, to uint64, limit int, out *sink[V]) bool {
 	checkTick(op, "to", to)
 	w.s.running.enter(op)
 	defer w.s.running.leave()
-	fired := 0
+	if to < w.s.now {
+		return true
+	}
+	work := 0 // timers fired or moved, which limit bounds
+	if w.cascading != 0 {
+		if !w.cascade(w.cascading-1, &work, limit) {
+			return false
+		}
+	}
 	for {
 		slot, start, ok := w.next()
 		if !ok || start > to {
@@ -249,16 +272,19 @@ func (w *Wheel[V]) advance(op string, to uint64, limit int, out *sink[V]) bool {
 		}
 		w.s.now = start
 		if slot >= levelSlots {
-			w.cascade(slot)
+			w.cascading = slot + 1
+			if !w.cascade(slot, &work, limit) {
+				return false
+			}
 			continue
 		}
 		for w.s.buckets[slot].Len() > 0 {
-			if fired == limit {
+			if work == limit {
 				return false
 			}
 			e := w.s.pop(slot)
 			unlink(e.Link)
-			fired++
+			work++
 			out.deliver(e.Value)
 		}
 	}
@@ -272,10 +298,17 @@ func (w *Wheel[V]) advance(op string, to uint64, limit int, out *sink[V]) bool {
 // their deadlines now place them, relative to Now, which is the slot's first
 // tick: a level below, or the same level or above for a timer postponed in
 // place. The holder's deadline is the timer's; the entry's may be older.
-func (w *Wheel[V]) cascade(slot int) {
+// It stops when work reaches limit, leaving w.cascading set to resume.
+func (w *Wheel[V]) cascade(slot int, work *int, limit int) bool {
 	for w.s.buckets[slot].Len() > 0 {
+		if *work == limit {
+			return false
+		}
 		e := w.s.pop(slot)
 		d := e.Link.Deadline
 		w.s.insert(e.Link, w.slotFor(d), d, e.Value)
+		*work++
 	}
+	w.cascading = 0
+	return true
 }

@@ -67,7 +67,7 @@ func (b *Bucket[V]) Entries() []Entry[V] { return b.entries }
 func (b *Bucket[V]) Push(p *Pool[V], deadline uint64, link *Link, value V) int {
 	n := len(b.entries)
 	if n == cap(b.entries) {
-		b.move(p, p.grow(classOf(n)+1))
+		b.move(p, p.grow(classOf(n)+1, n))
 	}
 	b.entries = b.entries[:n+1]
 	b.entries[n] = Entry[V]{Deadline: deadline, Link: link, Value: value}

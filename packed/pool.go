@@ -35,18 +35,33 @@ const spareFloor = 4096
 // entries they hold.
 //
 // Spare arrays are kept per size class. The spares' total capacity is held
-// under a quarter of the live entries plus a small floor: when a burst of
-// timers drains, the arrays it grew go back to the garbage collector, while a
-// wheel in steady state recycles everything and allocates nothing.
+// under a share of the live entries (see SpareShift) plus a small floor:
+// when a burst of timers drains, the arrays it grew go back to the garbage
+// collector, while a wheel in steady state recycles what it needs.
 //
 // The zero value is an empty pool ready to use. A Pool must not be copied
 // after first use.
 type Pool[V any] struct {
-	free  [][]spareArray[V] // free[c] holds class c's spares, oldest first
-	spare int               // total capacity of the arrays in free
-	live  int               // entries held by the buckets using this pool
-	puts  uint64            // counts puts, to order spares by age
+	// SpareShift sets the spare budget to Live()>>SpareShift entries plus a
+	// small floor; zero means 2, a quarter. A wheel whose buckets fill and
+	// drain in rotation needs more spares to recycle than one whose buckets
+	// stay put. Set it before first use.
+	SpareShift uint8
+
+	free  []spares[V] // free[c] holds the spares of class c
+	spare int         // total capacity of the arrays in free
+	live  int         // entries held by the buckets using this pool
+	puts  uint64      // counts puts, to order spares by age
 }
+
+// spares is a queue of one class's spare arrays, oldest first: the newest
+// is reused, the oldest evicted.
+type spares[V any] struct {
+	q    []spareArray[V]
+	head int // q[:head] are evicted slots, kept until compaction
+}
+
+func (s *spares[V]) len() int { return len(s.q) - s.head }
 
 // spareArray is an empty array in the pool and when it arrived.
 type spareArray[V any] struct {
@@ -61,24 +76,37 @@ func (p *Pool[V]) Live() int { return p.live }
 // reuse. O(1).
 func (p *Pool[V]) Spare() int { return p.spare }
 
-// grow returns an empty array of class c or larger: the smallest spare
-// that fits, or a new one of class c. Taking a larger spare lets a bucket
-// that refills every rotation, as a coarse slot of a hierarchical wheel
-// does, jump straight to the array the last one released instead of
-// growing through every class again.
-func (p *Pool[V]) grow(c int) []Entry[V] {
-	for k := c; k < len(p.free); k++ {
-		if len(p.free[k]) > 0 {
+// grow returns an empty array for a bucket of n entries growing to class c:
+// the smallest spare of class c or larger, or a new one of class c. A
+// bucket already past jumpFrom entries may take any larger spare: that is
+// how a bucket that refills every rotation, as a coarse slot of a
+// hierarchical wheel does, jumps straight to the array the last one
+// released instead of growing through every class again. A smaller one
+// takes at most a few classes more, so it does not sit on a huge array.
+func (p *Pool[V]) grow(c, n int) []Entry[V] {
+	top := len(p.free)
+	if n < jumpFrom {
+		top = min(top, c+smallJump+1)
+	}
+	for k := c; k < top; k++ {
+		if p.free[k].len() > 0 {
 			return p.take(k)
 		}
 	}
 	return slices.Grow([]Entry[V](nil), classCaps[c])
 }
 
+// A bucket of fewer than jumpFrom entries grows by at most smallJump
+// classes beyond the one it needs (about 3.4 times the capacity).
+const (
+	jumpFrom  = 1024
+	smallJump = 3
+)
+
 // fit returns an empty array of exactly class c, spare or new, so that a
 // shrinking bucket ends up smaller.
 func (p *Pool[V]) fit(c int) []Entry[V] {
-	if c < len(p.free) && len(p.free[c]) > 0 {
+	if c < len(p.free) && p.free[c].len() > 0 {
 		return p.take(c)
 	}
 	return slices.Grow([]Entry[V](nil), classCaps[c])
@@ -87,10 +115,14 @@ func (p *Pool[V]) fit(c int) []Entry[V] {
 // take removes and returns the newest spare of class c, the likeliest to
 // be in cache.
 func (p *Pool[V]) take(c int) []Entry[V] {
-	s := p.free[c]
-	a := s[len(s)-1].a
-	s[len(s)-1] = spareArray[V]{}
-	p.free[c] = s[:len(s)-1]
+	s := &p.free[c]
+	last := len(s.q) - 1
+	a := s.q[last].a
+	s.q[last] = spareArray[V]{}
+	s.q = s.q[:last]
+	if s.len() == 0 {
+		s.q, s.head = s.q[:0], 0
+	}
 	p.spare -= cap(a)
 	return a
 }
@@ -101,7 +133,11 @@ func (p *Pool[V]) take(c int) []Entry[V] {
 // rotation, and after a burst drains, the budget shrinks and the old spares
 // go.
 func (p *Pool[V]) put(a []Entry[V]) {
-	budget := p.live/4 + spareFloor
+	shift := p.SpareShift
+	if shift == 0 {
+		shift = 2
+	}
+	budget := p.live>>shift + spareFloor
 	if cap(a) == 0 || cap(a) > budget {
 		return
 	}
@@ -110,26 +146,34 @@ func (p *Pool[V]) put(a []Entry[V]) {
 	}
 	c := classOf(cap(a))
 	for len(p.free) <= c {
-		p.free = append(p.free, nil)
+		p.free = append(p.free, spares[V]{})
 	}
 	p.puts++
-	p.free[c] = append(p.free[c], spareArray[V]{a, p.puts})
+	p.free[c].q = append(p.free[c].q, spareArray[V]{a, p.puts})
 	p.spare += cap(a)
 }
 
 // dropOldest releases the spare that has waited longest; the pool must hold
-// one. It is O(classes + spares of that class), and runs only when the pool
-// is over budget.
+// one. It is O(classes) amortized, and runs only when the pool is over
+// budget.
 func (p *Pool[V]) dropOldest() {
 	oldest := -1
-	for c, s := range p.free {
-		if len(s) > 0 && (oldest < 0 || s[0].at < p.free[oldest][0].at) {
+	for c := range p.free {
+		s := &p.free[c]
+		if s.len() > 0 && (oldest < 0 || s.q[s.head].at < p.free[oldest].q[p.free[oldest].head].at) {
 			oldest = c
 		}
 	}
-	s := p.free[oldest]
-	p.spare -= cap(s[0].a)
-	n := copy(s, s[1:])
-	s[n] = spareArray[V]{}
-	p.free[oldest] = s[:n]
+	s := &p.free[oldest]
+	p.spare -= cap(s.q[s.head].a)
+	s.q[s.head] = spareArray[V]{}
+	s.head++
+	switch {
+	case s.len() == 0:
+		s.q, s.head = s.q[:0], 0
+	case s.head > len(s.q)/2: // compact, paid for by the evictions since
+		n := copy(s.q, s.q[s.head:])
+		clear(s.q[n:])
+		s.q, s.head = s.q[:n], 0
+	}
 }
