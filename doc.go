@@ -50,23 +50,35 @@
 // panics if they do. A callback that panics leaves the rest of its tick for
 // the next Advance.
 //
-// Bounded work: AdvanceLimit and AppendExpired fire at most n timers and
-// report whether they caught up, so that a clump of timers cannot starve an
-// event loop; the next call resumes where the last one stopped.
+// Bounded work: AdvanceLimit and AppendExpired fire or move at most n
+// timers and report whether they caught up, so that neither a clump of
+// timers nor a crowded coarse slot can starve an event loop; the next call
+// resumes where the last one stopped.
+//
+// End of time: once Now is MaxTick no later tick can be processed, so
+// scheduling then panics rather than keep a timer that could never fire.
 //
 // Concurrency: a wheel and its holders are owned by one goroutine and are
 // not safe for concurrent use. The idleconn package runs one wheel per gnet
 // event loop and reaches each wheel only from its own loop.
 //
 // Misuse: an operation given a holder that is not in the wheel (a copy, a
-// holder of another wheel, an overwritten one) panics before it changes
-// anything, with a message starting "packwheel: "; go vet reports copies of
-// a Holder. Cancelling an inactive holder is a no-op that returns false.
+// holder of another wheel, one whose position was overwritten) panics before
+// it changes anything, with a value whose message starts "packwheel: " (a
+// string for bad arguments, an error for a foreign holder); go vet reports
+// copies of a Holder and of a wheel. Cancelling an inactive holder is a
+// no-op that returns false. An active holder zeroed or moved in memory is
+// beyond any check: see [Holder].
+
 //
 // # Costs
 //
-//	Schedule, ScheduleAfter, ScheduleRange   O(1), no allocation once warm
-//	Cancel, Len, Now, Holder.Deadline        O(1)
+//	Schedule, ScheduleAfter, ScheduleRange   O(1) amortized, no allocation
+//	                                         once warm
+//	Cancel                                   O(1) amortized (a bucket left a
+//	                                         quarter full moves to a smaller
+//	                                         array)
+//	Len, Now, Holder.Deadline                O(1)
 //	Advance, per tick with work              O(levels) Wheel, O(bucket) Hashed
 //	Advance, per timer fired or moved        O(1)
 //	Advance across empty ticks               O(levels) Wheel; Hashed skips

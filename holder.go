@@ -16,9 +16,14 @@ import (
 // [Holder.Deadline] are O(1) reads that need no access to the wheel.
 //
 // A Holder belongs to at most one wheel at a time, and it must not be copied
-// while active: go vet reports copies, and a wheel given a copy, a holder of
-// another wheel or a corrupted holder panics before it changes anything.
-// A Holder is not safe for concurrent use; it follows the rules of its wheel.
+// or moved while active: go vet reports copies, and a wheel given a copy, a
+// holder of another wheel or a corrupted holder panics before it changes
+// anything. What no check can see is an active holder overwritten in place
+// (its struct zeroed, or moved by an append that grows a slice of structs):
+// it then looks inactive while its timer stays in the wheel, as with any
+// intrusive structure. Cancel before reusing the memory, or keep such
+// structs behind pointers. A Holder is not safe for concurrent use; it
+// follows the rules of its wheel.
 type Holder struct {
 	_    noCopy
 	link packed.Link

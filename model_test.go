@@ -7,6 +7,7 @@ import (
 	"math/rand/v2"
 	"os"
 	"strconv"
+	"strings"
 	"testing"
 )
 
@@ -109,6 +110,12 @@ func (h *harness) want(d uint64) uint64 { return max(d, h.w.Now()+1) }
 
 func (h *harness) schedule(id int) {
 	hd := &h.holders[id]
+	if h.w.Now() == MaxTick { // the end of time: nothing can be scheduled
+		if msg := panicMessage(func() { h.w.Schedule(hd, MaxTick, id) }); !strings.HasSuffix(msg, "no later tick is left to fire at") {
+			h.failf("Schedule at the end of time: %s", msg)
+		}
+		return
+	}
 	switch h.n(4) {
 	case 0:
 		delay := h.tick() - h.w.Now()
@@ -313,8 +320,11 @@ func (h *harness) verify() {
 // boundary) and plays the source out.
 func (h *harness) run() {
 	start := h.n(1 << 40)
-	if h.n(2) == 0 {
-		start = 1<<(6*(1+h.n(9))) - 1 - h.n(3)
+	switch h.n(4) {
+	case 0, 1: // just before a boundary of some level
+		start = 1<<(6*(1+h.n(10))) - 1 - h.n(3)
+	case 2: // near the end of time, where the top levels are used
+		start = MaxTick - h.n(1<<(20+h.n(40)))
 	}
 	h.w.Advance(start, h.expire)
 	for h.src.more() {
