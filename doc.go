@@ -70,7 +70,6 @@
 // no-op that returns false. An active holder zeroed or moved in memory is
 // beyond any check: see [Holder].
 
-//
 // # Costs
 //
 //	Schedule, ScheduleAfter, ScheduleRange   O(1) amortized, no allocation

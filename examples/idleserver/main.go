@@ -1,0 +1,158 @@
+// Command idleserver is a gnet echo server that closes idle connections
+// with package idleconn.
+//
+//	go run ./examples/idleserver -timeout 10s
+//
+// It prints "listening on ADDR" once it accepts connections, then a status
+// line every few seconds with the open and reaped counts, and exits cleanly
+// on SIGINT or SIGTERM.
+package main
+
+import (
+	"context"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"os"
+	"os/signal"
+	"runtime"
+	"syscall"
+	"time"
+
+	"github.com/packwheel/packwheel/idleconn"
+	"github.com/panjf2000/gnet/v2"
+	"github.com/panjf2000/gnet/v2/pkg/logging"
+)
+
+func main() {
+	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
+	defer stop()
+	if err := run(ctx, os.Args[1:], os.Stdout); err != nil {
+		fmt.Fprintln(os.Stderr, "idleserver:", err)
+		os.Exit(1)
+	}
+}
+
+// run parses args, serves until ctx is done, and reports to out.
+func run(ctx context.Context, args []string, out io.Writer) error {
+	fs := flag.NewFlagSet("idleserver", flag.ContinueOnError)
+	addr := fs.String("addr", "127.0.0.1:9000", "TCP address to listen on")
+	timeout := fs.Duration("timeout", 30*time.Second, "close connections idle this long")
+	loops := fs.Int("loops", runtime.NumCPU(), "event loops")
+	wheel := fs.String("wheel", "hashed", "timer wheel: hashed or hierarchical")
+	maxLife := fs.Duration("max-life", 0, "close connections open this long even if busy (0: no limit)")
+	every := fs.Duration("stats", 5*time.Second, "interval between status lines")
+	if err := fs.Parse(args); err != nil {
+		return err
+	}
+	opts := idleconn.Options{Timeout: *timeout, MaxLifetime: *maxLife}
+	switch *wheel {
+	case "hashed":
+	case "hierarchical":
+		opts.Wheel = idleconn.Hierarchical
+	default:
+		return fmt.Errorf("-wheel %q: want hashed or hierarchical", *wheel)
+	}
+	if *loops < 1 || *every <= 0 {
+		return fmt.Errorf("-loops and -stats must be positive")
+	}
+
+	srv := &echo{out: out, booted: make(chan gnet.Engine, 1)}
+	h, err := idleconn.New(srv, opts)
+	if err != nil {
+		return err
+	}
+	logging.SetDefaultLoggerAndFlusher(errorsOnly{}, nil)
+	done := make(chan error, 1)
+	go func() {
+		done <- gnet.Run(h, "tcp://"+*addr, gnet.WithNumEventLoop(*loops), gnet.WithTicker(true))
+	}()
+
+	var eng gnet.Engine
+	select {
+	case err := <-done:
+		return err
+	case eng = <-srv.booted:
+	}
+	tk := time.NewTicker(*every)
+	defer tk.Stop()
+	status := func() {
+		s := h.Stats()
+		fmt.Fprintf(out, "open %d  reaped %d (idle %d, lifetime %d)\n",
+			s.Tracked, s.ReapedIdle+s.ReapedLifetime, s.ReapedIdle, s.ReapedLifetime)
+	}
+	for {
+		select {
+		case err := <-done:
+			return err
+		case <-tk.C:
+			status()
+		case <-ctx.Done():
+			stopCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancel()
+			if err := eng.Stop(stopCtx); err != nil {
+				return err
+			}
+			if err := <-done; err != nil {
+				return err
+			}
+			status()
+			fmt.Fprintln(out, "stopped")
+			return nil
+		}
+	}
+}
+
+// echo is the application's handler: it knows nothing of idle timeouts.
+type echo struct {
+	gnet.BuiltinEventEngine
+	out    io.Writer
+	booted chan gnet.Engine
+}
+
+// OnBoot announces the address, which -addr may have left to the kernel
+// (port 0): the listener exists, so connections are accepted from now on.
+func (e *echo) OnBoot(eng gnet.Engine) gnet.Action {
+	addr, err := listenAddr(eng)
+	if err != nil {
+		log.Printf("idleserver: %v", err)
+		return gnet.Shutdown
+	}
+	fmt.Fprintf(e.out, "listening on %s\n", addr)
+	e.booted <- eng
+	return gnet.None
+}
+
+func (e *echo) OnTraffic(c gnet.Conn) gnet.Action {
+	buf, _ := c.Next(-1)
+	_, _ = c.Write(buf)
+	return gnet.None
+}
+
+// listenAddr returns the address the engine's listener is bound to.
+func listenAddr(eng gnet.Engine) (net.Addr, error) {
+	fd, err := eng.Dup()
+	if err != nil {
+		return nil, err
+	}
+	f := os.NewFile(uintptr(fd), "listener")
+	defer f.Close()
+	ln, err := net.FileListener(f)
+	if err != nil {
+		return nil, err
+	}
+	defer ln.Close()
+	return ln.Addr(), nil
+}
+
+// errorsOnly is gnet's logger here: its start-up banner would come before
+// "listening on", on stdout.
+type errorsOnly struct{}
+
+func (errorsOnly) Debugf(string, ...any)     {}
+func (errorsOnly) Infof(string, ...any)      {}
+func (errorsOnly) Warnf(string, ...any)      {}
+func (errorsOnly) Errorf(f string, a ...any) { log.Printf(f, a...) }
+func (errorsOnly) Fatalf(f string, a ...any) { log.Fatalf(f, a...) }

@@ -1,0 +1,123 @@
+package idleconn_test
+
+import (
+	"context"
+	"fmt"
+	"io"
+	"net"
+	"os"
+	"time"
+
+	"github.com/packwheel/packwheel/idleconn"
+	"github.com/panjf2000/gnet/v2"
+)
+
+// echo is an existing gnet server, which knows nothing of idle timeouts.
+type echo struct {
+	gnet.BuiltinEventEngine
+	booted chan gnet.Engine
+}
+
+func (e *echo) OnBoot(eng gnet.Engine) gnet.Action {
+	e.booted <- eng
+	return gnet.None
+}
+
+func (e *echo) OnTraffic(c gnet.Conn) gnet.Action {
+	buf, _ := c.Next(-1)
+	_, _ = c.Write(buf)
+	return gnet.None
+}
+
+// Wrap the server's handler, and run gnet with its ticker: a client that
+// says nothing for the timeout is closed.
+func Example() {
+	app := &echo{booted: make(chan gnet.Engine, 1)}
+	h, err := idleconn.New(app, idleconn.Options{
+		Timeout: 100 * time.Millisecond,
+		OnReap:  func(_ gnet.Conn, why idleconn.Reason) { fmt.Println("reaped:", why) },
+	})
+	if err != nil {
+		panic(err)
+	}
+	go func() { _ = gnet.Run(h, "tcp://127.0.0.1:0", gnet.WithTicker(true)) }()
+	eng := <-app.booted
+	defer stop(eng)
+
+	c, err := net.Dial("tcp", addrOf(eng))
+	if err != nil {
+		panic(err)
+	}
+	defer c.Close()
+	start := time.Now()
+	_, _ = io.Copy(io.Discard, c) // until the server closes the connection
+	fmt.Println("closed within Timeout+Resolution:", time.Since(start) < 100*time.Millisecond+h.Resolution())
+	// Output:
+	// reaped: idle
+	// closed within Timeout+Resolution: true
+}
+
+// admin is a server whose clients may ask to be exempt from the timeout.
+type admin struct {
+	echo
+	h *idleconn.Handler
+}
+
+func (a *admin) OnTraffic(c gnet.Conn) gnet.Action {
+	if buf, _ := c.Peek(-1); string(buf) == "admin" {
+		fmt.Println("untracked:", a.h.Untrack(c))
+	}
+	return a.echo.OnTraffic(c)
+}
+
+// A handler can exempt a connection from the reaper.
+func ExampleHandler_Untrack() {
+	app := &admin{echo: echo{booted: make(chan gnet.Engine, 1)}}
+	h, err := idleconn.New(app, idleconn.Options{Timeout: 50 * time.Millisecond})
+	if err != nil {
+		panic(err)
+	}
+	app.h = h
+	go func() { _ = gnet.Run(h, "tcp://127.0.0.1:0", gnet.WithTicker(true)) }()
+	eng := <-app.booted
+	defer stop(eng)
+
+	c, err := net.Dial("tcp", addrOf(eng))
+	if err != nil {
+		panic(err)
+	}
+	defer c.Close()
+	_, _ = c.Write([]byte("admin"))
+	_, _ = io.ReadFull(c, make([]byte, 5))
+	time.Sleep(200 * time.Millisecond) // four timeouts
+	_, err = c.Write([]byte("still here"))
+	fmt.Println("write:", err)
+	fmt.Printf("%+v\n", h.Stats())
+	// Output:
+	// untracked: true
+	// write: <nil>
+	// {Loops:1 Tracked:0 Timers:0 ReapedIdle:0 ReapedLifetime:0}
+}
+
+// addrOf returns the address the engine listens on; the examples let the
+// kernel pick the port.
+func addrOf(eng gnet.Engine) string {
+	fd, err := eng.Dup()
+	if err != nil {
+		panic(err)
+	}
+	f := os.NewFile(uintptr(fd), "listener")
+	defer f.Close()
+	ln, err := net.FileListener(f)
+	if err != nil {
+		panic(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+func stop(eng gnet.Engine) {
+	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+	defer cancel()
+	_ = eng.Stop(ctx)
+}

@@ -1,0 +1,72 @@
+package idleconn
+
+import (
+	"context"
+	"time"
+
+	"github.com/panjf2000/gnet/v2"
+)
+
+// fakeClock is the time source of the unit tests and benchmarks.
+type fakeClock struct{ t time.Time }
+
+func (c *fakeClock) now() time.Time { return c.t }
+
+// fakeLoop stands for a gnet event loop: it queues runnables for the test
+// to run, and closes connections the way gnet does, calling OnClose. Its
+// other methods panic (nil embedded interface).
+type fakeLoop struct {
+	gnet.EventLoop
+	h      *Handler
+	queued []gnet.Runnable
+}
+
+func (l *fakeLoop) Execute(_ context.Context, r gnet.Runnable) error {
+	l.queued = append(l.queued, r)
+	return nil
+}
+
+func (l *fakeLoop) Close(c gnet.Conn) error {
+	fc := c.(*fakeConn)
+	if fc.open {
+		fc.open = false
+		l.h.OnClose(c, nil)
+	}
+	return nil
+}
+
+// runQueued runs what was queued, as the loop would, until nothing is.
+func (l *fakeLoop) runQueued() {
+	for i := 0; i < len(l.queued); i++ {
+		_ = l.queued[i].Run(context.Background())
+		l.queued[i] = nil
+	}
+	l.queued = l.queued[:0]
+}
+
+// fakeConn stands for a gnet connection: an fd, a loop and a context. Its
+// other methods panic.
+type fakeConn struct {
+	gnet.Conn
+	fd    int
+	loop  *fakeLoop
+	open  bool
+	ctx   any
+	reads int // counted by benchmarks, as gnet points c.buffer at new data
+}
+
+func (c *fakeConn) Fd() int                   { return c.fd }
+func (c *fakeConn) EventLoop() gnet.EventLoop { return c.loop }
+func (c *fakeConn) Context() any              { return c.ctx }
+func (c *fakeConn) SetContext(v any)          { c.ctx = v }
+
+// openFake opens a fake connection with the given fd on l, through h.
+func openFake(h *Handler, l *fakeLoop, fd int) *fakeConn {
+	c := &fakeConn{fd: fd, loop: l, open: true}
+	h.OnOpen(c)
+	return c
+}
+
+// nopHandler is a wrapped handler that does nothing, for benchmarks and
+// allocation tests.
+type nopHandler struct{ gnet.BuiltinEventEngine }

@@ -1,0 +1,162 @@
+package idleconn
+
+import (
+	"errors"
+	"sync/atomic"
+	"time"
+
+	"github.com/packwheel/packwheel"
+	"github.com/panjf2000/gnet/v2"
+)
+
+// Handler is a gnet.EventHandler that passes every event to the handler it
+// wraps, unchanged, and closes the connections that stay idle. Make one
+// with New and run the engine with gnet.WithTicker(true): the reaper runs
+// from OnTick, and without a ticker nothing is ever closed.
+//
+// The wrapped handler's Context and SetContext calls, return values and
+// actions are its own; Handler keeps its state elsewhere. Each event costs
+// a lookup in a table indexed by file descriptor, with no lock and no
+// allocation; see the package documentation.
+//
+// A Handler serves one engine at a time. Its event methods are called by
+// gnet; Touch and Untrack may be called by the wrapped handler. The zero
+// value is not usable.
+type Handler struct {
+	user  gnet.EventHandler
+	cfg   config
+	clock packwheel.Clock
+	now   func() time.Time // time.Now; tests drive a fake clock
+
+	loops  registry
+	table  fdTable
+	reaped [2]atomic.Uint64 // by Reason - Idle
+
+	// userNext is when the wrapped handler's OnTick is due; only OnTick,
+	// on gnet's ticker goroutine, touches it.
+	userNext time.Time
+}
+
+// New returns a Handler that wraps user with the reaper opts describes. It
+// returns an error, starting "idleconn: " and naming the option at fault,
+// if opts is invalid.
+func New(user gnet.EventHandler, opts Options) (*Handler, error) {
+	return newHandler(user, opts, time.Now)
+}
+
+func newHandler(user gnet.EventHandler, opts Options, now func() time.Time) (*Handler, error) {
+	if user == nil {
+		return nil, errors.New("idleconn: the handler to wrap is nil")
+	}
+	cfg, err := newConfig(opts)
+	if err != nil {
+		return nil, err
+	}
+	return &Handler{
+		user:  user,
+		cfg:   cfg,
+		clock: packwheel.NewClock(now(), cfg.tick),
+		now:   now,
+	}, nil
+}
+
+// Resolution returns how late a close may come: Options.Resolution, or the
+// default derived from Options.Timeout. Safe from any goroutine.
+func (h *Handler) Resolution() time.Duration { return h.cfg.resolution }
+
+// OnBoot readies the reaper for a new engine and calls the wrapped
+// handler's OnBoot.
+func (h *Handler) OnBoot(eng gnet.Engine) gnet.Action {
+	h.loops.reset(false)
+	h.table.reset()
+	h.userNext = time.Time{}
+	return h.user.OnBoot(eng)
+}
+
+// OnShutdown drops every wheel and all connection state, then calls the
+// wrapped handler's OnShutdown. gnet calls it before its loops close their
+// remaining connections; those closes find nothing to untrack.
+func (h *Handler) OnShutdown(eng gnet.Engine) {
+	h.loops.reset(true)
+	h.table.reset()
+	h.user.OnShutdown(eng)
+}
+
+// OnOpen starts tracking c, then calls the wrapped handler's OnOpen, which
+// may already Untrack c. The first connection of a loop creates the loop's
+// state; after that an open costs a clock read and an O(1) schedule, and
+// allocates only when its descriptor is the first of a new block of 1024.
+func (h *Handler) OnOpen(c gnet.Conn) ([]byte, gnet.Action) {
+	if fd := c.Fd(); fd >= 0 {
+		el := c.EventLoop()
+		if l := h.loops.findOrAdd(el, func() *loop { return newLoop(h, el) }); l != nil {
+			l.track(c, h.table.get(fd), h.clock.Tick(h.now()))
+		}
+	}
+	return h.user.OnOpen(c)
+}
+
+// OnTraffic records that c received data, then calls the wrapped handler's
+// OnTraffic. Recording reads one atomic pointer and stores one number, in
+// the descriptor's slot: it allocates nothing, takes no lock and
+// reschedules no timer.
+//
+// It skips the checks Touch makes: gnet calls OnTraffic on c's own loop,
+// and only for the connection that holds c's descriptor.
+func (h *Handler) OnTraffic(c gnet.Conn) gnet.Action {
+	h.stamp(c)
+	return h.user.OnTraffic(c)
+}
+
+// stamp is the data path: it records that c received data by storing its
+// loop's epoch in its slot. The timer stays as it is; expire re-arms it
+// for the time left when it fires.
+func (h *Handler) stamp(c gnet.Conn) {
+	if s := h.table.lookup(c.Fd()); s != nil {
+		if l := s.owner.Load(); l != nil {
+			s.last = l.epoch
+		}
+	}
+}
+
+// OnClose stops tracking c, then calls the wrapped handler's OnClose. A
+// handler that wraps this one must pass OnClose on, or the reaper loses
+// track of descriptors the kernel reuses.
+func (h *Handler) OnClose(c gnet.Conn, err error) gnet.Action {
+	h.Untrack(c)
+	return h.user.OnClose(c, err)
+}
+
+// Touch records activity on c as OnTraffic does, for handlers that count
+// something else as activity (data they write, say). It must be called on
+// c's event loop: from a handler callback for c, or from a runnable given
+// to c.EventLoop().Execute. It does nothing if c is not tracked. O(1), no
+// allocation.
+func (h *Handler) Touch(c gnet.Conn) {
+	if s, l := h.tracking(c); s != nil {
+		s.last = l.epoch
+	}
+}
+
+// Untrack stops the reaper from closing c, reporting whether c was
+// tracked; c stays untracked until it closes. Like Touch, it must be called
+// on c's event loop. O(1), no allocation.
+func (h *Handler) Untrack(c gnet.Conn) bool {
+	if s, l := h.tracking(c); s != nil {
+		l.release(s)
+		return true
+	}
+	return false
+}
+
+// tracking returns c's slot and the loop that tracks c, or nil if c is not
+// tracked: a stale c, closed and its descriptor reused, finds the slot of
+// another connection, or of another loop.
+func (h *Handler) tracking(c gnet.Conn) (*slot, *loop) {
+	if s := h.table.lookup(c.Fd()); s != nil {
+		if l := s.owner.Load(); l != nil && l.el == c.EventLoop() && s.c == c {
+			return s, l
+		}
+	}
+	return nil, nil
+}

@@ -1,0 +1,285 @@
+package idleconn
+
+import (
+	"context"
+	"testing"
+	"time"
+
+	"github.com/panjf2000/gnet/v2"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// fakeServer is a Handler over fake loops and a fake clock, for tests that
+// drive events one by one.
+type fakeServer struct {
+	clk  *fakeClock
+	h    *Handler
+	reap []Reason
+}
+
+func newFakeServer(t testing.TB, user gnet.EventHandler, opts Options) *fakeServer {
+	f := &fakeServer{clk: &fakeClock{t: time.Unix(1e9, 0)}}
+	if opts.OnReap == nil {
+		opts.OnReap = func(_ gnet.Conn, why Reason) { f.reap = append(f.reap, why) }
+	}
+	h, err := newHandler(user, opts, f.clk.now)
+	require.NoError(t, err)
+	f.h = h
+	h.OnBoot(gnet.Engine{})
+	return f
+}
+
+func (f *fakeServer) loop() *fakeLoop { return &fakeLoop{h: f.h} }
+
+// advance moves the clock by d in steps of one tick, ticking and running
+// the loops' runnables at each.
+func (f *fakeServer) advance(d time.Duration, loops ...*fakeLoop) {
+	for end := f.clk.t.Add(d); f.clk.t.Before(end); {
+		f.clk.t = f.clk.t.Add(f.h.cfg.tick)
+		f.h.OnTick()
+		for _, l := range loops {
+			l.runQueued()
+		}
+	}
+}
+
+// slot returns c's slot if c is tracked.
+func (f *fakeServer) slot(c *fakeConn) *slot {
+	s, _ := f.h.tracking(c)
+	return s
+}
+
+func TestNewValidates(t *testing.T) {
+	for _, tc := range []struct {
+		opts Options
+		err  string
+	}{
+		{Options{}, "idleconn: Timeout 0s must be at least 1ms"},
+		{Options{Timeout: time.Second, Resolution: time.Microsecond}, "idleconn: Resolution 1µs must lie between 1ms and Timeout (1s)"},
+		{Options{Timeout: time.Second, Resolution: 2 * time.Second}, "idleconn: Resolution 2s must lie between 1ms and Timeout (1s)"},
+		{Options{Timeout: time.Hour, Resolution: time.Second}, "idleconn: Resolution 1s must be at least Timeout/1024 (3.515625s)"},
+		{Options{Timeout: time.Second, Wheel: 7}, "idleconn: Wheel WheelKind(7) is neither Hashed nor Hierarchical"},
+		{Options{Timeout: time.Second, MaxLifetime: -1}, "idleconn: MaxLifetime must not be negative (zero means no limit)"},
+	} {
+		_, err := New(&nopHandler{}, tc.opts)
+		assert.EqualError(t, err, tc.err, "%+v", tc.opts)
+	}
+	_, err := New(nil, Options{Timeout: time.Second})
+	assert.EqualError(t, err, "idleconn: the handler to wrap is nil")
+
+	h, err := New(&nopHandler{}, Options{Timeout: 30 * time.Second})
+	require.NoError(t, err)
+	assert.Equal(t, 30*time.Second/8, h.cfg.resolution, "default Resolution")
+	assert.Equal(t, 64, h.cfg.slots, "one revolution spans Timeout")
+	h, err = New(&nopHandler{}, Options{Timeout: 2 * time.Millisecond})
+	require.NoError(t, err)
+	assert.Equal(t, MinResolution, h.cfg.resolution, "default Resolution is at least MinResolution")
+}
+
+// TestFdReuse checks that a connection given the descriptor of one that
+// closed starts afresh, and that tracking state follows opens and closes.
+func TestFdReuse(t *testing.T) {
+	f := newFakeServer(t, &nopHandler{}, Options{Timeout: 100 * time.Millisecond, Resolution: 20 * time.Millisecond})
+	l := f.loop()
+	old := openFake(f.h, l, 7)
+	f.advance(90*time.Millisecond, l)
+	f.h.OnTraffic(old)
+	require.NoError(t, l.Close(old))
+	require.Nil(t, f.slot(old))
+	require.True(t, settled(f.h, 0))
+
+	f.advance(50*time.Millisecond, l)
+	fresh := openFake(f.h, l, 7)
+	s := f.slot(fresh)
+	require.NotNil(t, s)
+	require.Equal(t, f.h.clock.Tick(f.clk.t), s.born, "the new connection's open time is its own")
+	require.Equal(t, uint64(noData), s.last, "the new connection has received nothing")
+	f.h.OnTraffic(old) // a stale event for the old connection touches nothing
+	f.advance(90*time.Millisecond, l)
+	require.True(t, fresh.open, "closed before its own timeout")
+	f.advance(40*time.Millisecond, l)
+	require.False(t, fresh.open, "not closed within Timeout+Resolution")
+	require.Equal(t, []Reason{Idle}, f.reap)
+	require.True(t, settled(f.h, 0))
+}
+
+// TestTouchUntrack checks the explicit calls a wrapped handler can make.
+func TestTouchUntrack(t *testing.T) {
+	f := newFakeServer(t, &nopHandler{}, Options{Timeout: 100 * time.Millisecond, Resolution: 20 * time.Millisecond})
+	l := f.loop()
+	a, b, c := openFake(f.h, l, 3), openFake(f.h, l, 4), openFake(f.h, l, 5)
+	require.True(t, settled(f.h, 3))
+	require.True(t, f.h.Untrack(b))
+	require.False(t, f.h.Untrack(b), "already untracked")
+	require.True(t, settled(f.h, 2))
+	for range 5 {
+		f.advance(60*time.Millisecond, l)
+		f.h.Touch(a)
+	}
+	require.True(t, a.open)
+	require.True(t, b.open, "untracked connections are never reaped")
+	require.False(t, c.open)
+	f.h.Touch(b) // does not track it again
+	require.True(t, settled(f.h, 1))
+	require.NoError(t, l.Close(a))
+	require.NoError(t, l.Close(b))
+	require.True(t, settled(f.h, 0))
+	require.Equal(t, Stats{Loops: 1, ReapedIdle: 1}, f.h.Stats())
+}
+
+// TestLifetime checks that MaxLifetime closes a busy connection.
+func TestLifetime(t *testing.T) {
+	f := newFakeServer(t, &nopHandler{}, Options{Timeout: 100 * time.Millisecond, Resolution: 20 * time.Millisecond, MaxLifetime: 250 * time.Millisecond})
+	l := f.loop()
+	c := openFake(f.h, l, 3)
+	for range 24 {
+		f.advance(10*time.Millisecond, l)
+		f.h.OnTraffic(c)
+	}
+	require.True(t, c.open, "closed before MaxLifetime")
+	for range 3 {
+		f.advance(10*time.Millisecond, l)
+		f.h.OnTraffic(c)
+	}
+	require.False(t, c.open, "open after MaxLifetime+Resolution")
+	require.Equal(t, []Reason{Lifetime}, f.reap)
+	require.Equal(t, uint64(1), f.h.Stats().ReapedLifetime)
+}
+
+// TestBurst checks that a burst of expiries larger than one batch is
+// reaped in several runs of the loop's runnable, each bounded.
+func TestBurst(t *testing.T) {
+	for _, kind := range []WheelKind{Hashed, Hierarchical} {
+		t.Run(kind.String(), func(t *testing.T) {
+			f := newFakeServer(t, &nopHandler{}, Options{Timeout: 100 * time.Millisecond, Wheel: kind})
+			l := f.loop()
+			for fd := range 3*reapBatch + 10 {
+				openFake(f.h, l, fd)
+			}
+			f.clk.t = f.clk.t.Add(200 * time.Millisecond)
+			f.h.OnTick()
+			runs := 0
+			for len(l.queued) > 0 {
+				r := l.queued[0]
+				l.queued = l.queued[1:]
+				require.NoError(t, r.Run(context.Background()))
+				runs++
+			}
+			require.Equal(t, 4, runs)
+			require.True(t, settled(f.h, 0))
+			require.Equal(t, uint64(3*reapBatch+10), f.h.Stats().ReapedIdle)
+		})
+	}
+}
+
+// TestShutdown checks that OnShutdown drops all state, that connections
+// closed afterwards find none, and that a new engine starts afresh.
+func TestShutdown(t *testing.T) {
+	f := newFakeServer(t, &nopHandler{}, Options{Timeout: time.Second})
+	l1, l2 := f.loop(), f.loop()
+	a, b := openFake(f.h, l1, 3), openFake(f.h, l2, 3)
+	require.Equal(t, 2, f.h.Stats().Loops)
+	f.h.OnShutdown(gnet.Engine{})
+	require.Equal(t, Stats{}, f.h.Stats())
+	c := openFake(f.h, l1, 4) // accepted while the engine winds down
+	require.NoError(t, l1.Close(a))
+	require.NoError(t, l2.Close(b))
+	require.NoError(t, l1.Close(c))
+	require.Equal(t, Stats{}, f.h.Stats())
+
+	f.h.OnBoot(gnet.Engine{})
+	openFake(f.h, l1, 3)
+	require.Equal(t, Stats{Loops: 1, Tracked: 1, Timers: 1}, f.h.Stats())
+}
+
+// tickCounter is a wrapped handler whose OnTick asks for a given delay.
+type tickCounter struct {
+	gnet.BuiltinEventEngine
+	delay  time.Duration
+	action gnet.Action
+	calls  int
+}
+
+func (c *tickCounter) OnTick() (time.Duration, gnet.Action) {
+	c.calls++
+	return c.delay, c.action
+}
+
+// TestTickDelegation checks that the wrapped handler's OnTick runs at its
+// own pace, whichever of the two delays is shorter.
+func TestTickDelegation(t *testing.T) {
+	for _, tc := range []struct {
+		delay time.Duration
+		calls int // in one second
+	}{
+		{time.Millisecond, 1000},     // faster than the reaper
+		{100 * time.Millisecond, 10}, // slower
+		{0, 160},                     // once per reaper tick (Resolution/4)
+	} {
+		user := &tickCounter{delay: tc.delay, action: gnet.Shutdown}
+		f := newFakeServer(t, user, Options{Timeout: 200 * time.Millisecond})
+		start := f.clk.t
+		for f.clk.t.Sub(start) < time.Second {
+			d, action := f.h.OnTick()
+			require.Positive(t, d)
+			require.LessOrEqual(t, d, f.h.cfg.tick)
+			if user.calls > 0 && tc.delay > 0 {
+				require.LessOrEqual(t, d, tc.delay)
+			}
+			_ = action
+			f.clk.t = f.clk.t.Add(d)
+		}
+		require.InDelta(t, tc.calls, user.calls, 1, "delay %v", tc.delay)
+	}
+	user := &tickCounter{delay: time.Hour, action: gnet.Shutdown}
+	f := newFakeServer(t, user, Options{Timeout: time.Second})
+	_, action := f.h.OnTick()
+	require.Equal(t, gnet.Shutdown, action, "the wrapped handler's action is returned")
+	_, action = f.h.OnTick()
+	require.Equal(t, gnet.None, action, "when the wrapped OnTick did not run")
+}
+
+// TestZeroAllocs checks that the data path, and opens, closes and reaper
+// runs once the loop's tables are warm, allocate nothing.
+func TestZeroAllocs(t *testing.T) {
+	for _, kind := range []WheelKind{Hashed, Hierarchical} {
+		t.Run(kind.String(), func(t *testing.T) {
+			f := newFakeServer(t, &nopHandler{}, Options{Timeout: time.Second, Wheel: kind})
+			loops := []*fakeLoop{f.loop(), f.loop(), f.loop(), f.loop()}
+			conns := make([]*fakeConn, 0, 4000)
+			for i := range cap(conns) {
+				conns = append(conns, openFake(f.h, loops[i%4], 10+i))
+			}
+			i := 0
+			traffic := func() {
+				i++
+				f.h.OnTraffic(conns[i%len(conns)])
+			}
+			reopen := func() {
+				i++
+				c := conns[i%len(conns)]
+				f.h.OnClose(c, nil)
+				f.h.OnOpen(c)
+			}
+			run := func() {
+				f.clk.t = f.clk.t.Add(f.h.cfg.tick)
+				for _, l := range loops {
+					require.NoError(t, f.h.loops.find(l).Run(context.Background()))
+				}
+				// Every connection hears often enough not to be reaped.
+				for range 1000 {
+					traffic()
+				}
+			}
+			for range 200 {
+				reopen()
+				run()
+			}
+			assert.Zero(t, testing.AllocsPerRun(10000, traffic), "OnTraffic")
+			assert.Zero(t, testing.AllocsPerRun(1000, reopen), "OnClose+OnOpen")
+			assert.Zero(t, testing.AllocsPerRun(200, run), "reaper run")
+			require.True(t, settled(f.h, len(conns)))
+		})
+	}
+}

@@ -1,0 +1,224 @@
+package idleconn
+
+import (
+	"fmt"
+	"io"
+	"net"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// client is one TCP client of the network tests. It drains what the server
+// sends and notes when the server closes the connection.
+type client struct {
+	conn   net.Conn
+	closed atomic.Bool
+	done   chan struct{}
+	stop   chan struct{} // closing it stops the sender
+}
+
+func dial(t testing.TB, addr string) *client {
+	t.Helper()
+	conn, err := net.Dial("tcp", addr)
+	require.NoError(t, err)
+	c := &client{conn: conn, done: make(chan struct{}), stop: make(chan struct{})}
+	go func() {
+		_, _ = io.Copy(io.Discard, conn)
+		c.closed.Store(true)
+		close(c.done)
+	}()
+	t.Cleanup(func() { _ = conn.Close() })
+	return c
+}
+
+// send writes a byte every period until stop is closed or the server
+// closes the connection.
+func (c *client) send(period time.Duration) {
+	go func() {
+		tk := time.NewTicker(period)
+		defer tk.Stop()
+		for {
+			if _, err := c.conn.Write([]byte{'x'}); err != nil {
+				return
+			}
+			select {
+			case <-c.stop:
+				return
+			case <-c.done:
+				return
+			case <-tk.C:
+			}
+		}
+	}()
+}
+
+func waitClosed(t testing.TB, cs []*client, within time.Duration) {
+	t.Helper()
+	deadline := time.After(within)
+	for i, c := range cs {
+		select {
+		case <-c.done:
+		case <-deadline:
+			t.Fatalf("client %d not closed within %v", i, within)
+		}
+	}
+}
+
+// TestIdleAndActive runs idle, busy and busy-then-quiet clients side by side
+// against a real gnet server, on one and on several event loops, with both
+// wheels: the idle ones are closed within Timeout+Resolution of their last
+// data and never before Timeout, the busy ones never.
+func TestIdleAndActive(t *testing.T) {
+	const timeout, res = 60 * time.Millisecond, 30 * time.Millisecond
+	for _, loops := range []int{1, 4} {
+		for _, kind := range []WheelKind{Hashed, Hierarchical} {
+			t.Run(fmt.Sprintf("loops=%d/wheel=%v", loops, kind), func(t *testing.T) {
+				t.Parallel()
+				s := &echoServer{tickFor: time.Second}
+				h, err := New(s, Options{Timeout: timeout, Resolution: res, Wheel: kind, OnReap: s.onReap})
+				require.NoError(t, err)
+				addr := serve(t, s, h, loops)
+
+				var idle, busy, quitting []*client
+				for range 16 {
+					idle = append(idle, dial(t, addr))
+					c := dial(t, addr)
+					c.send(timeout / 4)
+					busy = append(busy, c)
+				}
+				for range 8 {
+					c := dial(t, addr)
+					c.send(timeout / 4)
+					quitting = append(quitting, c)
+				}
+				waitFor(t, 5*time.Second, "all open", func() bool { return settled(h, 40) })
+				time.Sleep(2 * timeout)
+				for _, c := range quitting {
+					close(c.stop)
+				}
+				waitClosed(t, idle, 10*timeout)
+				waitClosed(t, quitting, 10*timeout)
+				time.Sleep(2 * timeout)
+				for i, c := range busy {
+					assert.False(t, c.closed.Load(), "busy client %d was closed", i)
+				}
+				require.True(t, settled(h, len(busy)), "%+v", h.Stats())
+
+				reaps := s.reaped()
+				require.Len(t, reaps, len(idle)+len(quitting))
+				var worst time.Duration
+				withData := 0
+				for _, r := range reaps {
+					require.Equal(t, Idle, r.why)
+					assert.GreaterOrEqual(t, r.idle, timeout, "closed early")
+					assert.LessOrEqual(t, r.idle, timeout+res, "closed late")
+					worst = max(worst, r.idle-timeout)
+					if r.data > 0 {
+						withData++
+					}
+				}
+				require.Equal(t, len(quitting), withData)
+				t.Logf("worst lateness %v (Resolution %v)", worst, res)
+
+				for _, c := range busy {
+					close(c.stop)
+				}
+				waitClosed(t, busy, 10*timeout)
+				waitFor(t, time.Second, "wheels empty", func() bool { return settled(h, 0) })
+				require.Equal(t, uint64(len(reaps)+len(busy)), h.Stats().ReapedIdle)
+			})
+		}
+	}
+}
+
+// TestAbruptClients covers clients that reset the connection, half-close
+// it, or connect and close at once: each leaves nothing in the wheels.
+func TestAbruptClients(t *testing.T) {
+	s := &echoServer{tickFor: time.Second}
+	h, err := New(s, Options{Timeout: time.Second, OnReap: s.onReap})
+	require.NoError(t, err)
+	addr := serve(t, s, h, 2)
+
+	// Reset: SO_LINGER 0 makes Close send an RST.
+	var rst []*client
+	for range 20 {
+		c := dial(t, addr)
+		_, err := c.conn.Write([]byte("hello"))
+		require.NoError(t, err)
+		rst = append(rst, c)
+	}
+	waitFor(t, 5*time.Second, "resetting clients open", func() bool { return settled(h, 20) })
+	for _, c := range rst {
+		require.NoError(t, c.conn.(*net.TCPConn).SetLinger(0))
+		require.NoError(t, c.conn.Close())
+	}
+	waitFor(t, 5*time.Second, "resets untracked", func() bool { return settled(h, 0) })
+
+	// Half-close: the server sees EOF, and gnet closes its side.
+	var half []*client
+	for range 20 {
+		c := dial(t, addr)
+		_, err := c.conn.Write([]byte("bye"))
+		require.NoError(t, err)
+		require.NoError(t, c.conn.(*net.TCPConn).CloseWrite())
+		half = append(half, c)
+	}
+	waitClosed(t, half, 5*time.Second)
+	waitFor(t, 5*time.Second, "half-closed untracked", func() bool { return settled(h, 0) })
+
+	// Connect and close at once, some before the server even accepts.
+	var wg sync.WaitGroup
+	for range 4 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for range 50 {
+				conn, err := net.Dial("tcp", addr)
+				if assert.NoError(t, err) {
+					_ = conn.Close()
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	waitFor(t, 5*time.Second, "every connection closed", func() bool {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return s.opens == 240 && s.closes == 240
+	})
+	require.True(t, settled(h, 0), "%+v", h.Stats())
+	require.Empty(t, s.reaped(), "nothing was idle long enough")
+}
+
+// TestTrickleMaxLifetime checks that a client trickling a byte more often
+// than Timeout is closed once it has lived MaxLifetime.
+func TestTrickleMaxLifetime(t *testing.T) {
+	const timeout, res, life = 60 * time.Millisecond, 30 * time.Millisecond, 300 * time.Millisecond
+	s := &echoServer{tickFor: time.Second}
+	h, err := New(s, Options{Timeout: timeout, Resolution: res, MaxLifetime: life, OnReap: s.onReap})
+	require.NoError(t, err)
+	addr := serve(t, s, h, 2)
+	var cs []*client
+	for range 8 {
+		c := dial(t, addr)
+		c.send(timeout / 3)
+		cs = append(cs, c)
+	}
+	waitClosed(t, cs, 10*life)
+	reaps := s.reaped()
+	require.Len(t, reaps, len(cs))
+	for _, r := range reaps {
+		require.Equal(t, Lifetime, r.why)
+		require.Positive(t, r.data)
+		// The wrapped handler's clock starts a little after the reaper's.
+		assert.GreaterOrEqual(t, r.life, life-time.Millisecond, "closed early")
+		assert.LessOrEqual(t, r.life, life+res, "closed late")
+	}
+	require.Equal(t, uint64(len(cs)), h.Stats().ReapedLifetime)
+	waitFor(t, time.Second, "wheels empty", func() bool { return settled(h, 0) })
+}

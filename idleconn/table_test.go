@@ -1,0 +1,25 @@
+package idleconn
+
+import (
+	"testing"
+	"unsafe"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestSlotIsOneLine checks the layout the data path relies on: a slot per
+// cache line, in chunks the allocator aligns to pages.
+func TestSlotIsOneLine(t *testing.T) {
+	require.Equal(t, uintptr(64), unsafe.Sizeof(slot{}))
+	var tab fdTable
+	require.Nil(t, tab.lookup(5))
+	s := tab.get(5000)
+	require.Zero(t, uintptr(unsafe.Pointer(s))%64)
+	require.Same(t, s, tab.lookup(5000))
+	require.Nil(t, tab.lookup(5), "chunks are made only for descriptors in use")
+	require.Nil(t, tab.lookup(-1))
+	require.Same(t, tab.get(5), tab.lookup(5))
+	require.Same(t, s, tab.lookup(5000), "growing the directory keeps the chunks")
+	tab.reset()
+	require.Nil(t, tab.lookup(5000))
+}
