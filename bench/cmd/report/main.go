@@ -1,0 +1,164 @@
+// Command report runs packwheel's benchmark matrix and the work-unit
+// workload, and writes the results where people can look at them:
+//
+//	results/results.md  every table: medians of several runs, ratios to timer-reset
+//	results/summary.md  the README's performance section, made from the same figures
+//	results/churn.png   churn ns/op against n, log-log, every implementation
+//	results/raw.txt     the benchmarks' output, for benchstat, with the run's settings
+//	results/workunits.txt one line per work-unit run
+//
+// Run it from the bench module's directory:
+//
+//	go run ./cmd/report          # the full matrix: about 21 minutes on 2 CPUs
+//	go run ./cmd/report -quick   # n <= 100k, short runs: under a minute
+//
+// A quick run writes to a temporary directory unless -out is given, so that
+// it does not replace the committed results. The tables and the chart are
+// made from raw.txt and workunits.txt alone; -regen remakes them without
+// measuring.
+package main
+
+import (
+	"bytes"
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+)
+
+func main() {
+	quick := flag.Bool("quick", false, "sizes up to 100k, short runs, 1,000 work-unit pairs: under a minute")
+	count := flag.Int("count", 5, "runs of each benchmark; figures are medians")
+	benchtime := flag.String("benchtime", "1s", "go test -benchtime for each run")
+	sizes := flag.String("sizes", "10000,100000,1000000,10000000", "numbers of outstanding timers, comma-separated")
+	pairs := flag.String("pairs", "1000,8000", "work-unit pair counts, comma-separated; empty for none")
+	workCount := flag.Int("workcount", 3, "runs of each work-unit configuration")
+	out := flag.String("out", "", "output directory (default results, or a temporary one with -quick)")
+	regen := flag.Bool("regen", false, "measure nothing: rewrite the tables and the chart from the raw files in -out")
+	flag.Parse()
+	if *quick {
+		*count, *benchtime, *sizes, *pairs, *workCount = 3, "100ms", "10000,100000", "1000", 1
+	}
+	err := func() error {
+		dir, err := outDir(*out, *quick)
+		if err != nil {
+			return err
+		}
+		if !*regen {
+			if err := measure(dir, *count, *benchtime, *sizes, *pairs, *workCount); err != nil {
+				return err
+			}
+		}
+		return generate(dir)
+	}()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "report:", err)
+		os.Exit(1)
+	}
+}
+
+// The files a measurement writes, from which generate makes the others.
+const (
+	rawFile  = "raw.txt"       // benchmark output, with the run's settings as configuration lines
+	workFile = "workunits.txt" // one line per work-unit run
+)
+
+func outDir(out string, quick bool) (string, error) {
+	if _, err := os.Stat("go.mod"); err != nil {
+		return "", fmt.Errorf("run from the bench module's directory: %w", err)
+	}
+	switch {
+	case out != "":
+	case quick:
+		return os.MkdirTemp("", "packwheel-report-quick")
+	default:
+		out = "results"
+	}
+	return out, os.MkdirAll(out, 0o755)
+}
+
+// measure runs the benchmarks and the work units and writes the raw files.
+// The run's settings go into raw.txt as configuration lines, which benchstat
+// shows and generate reads back.
+func measure(dir string, count int, benchtime, sizeList, pairList string, workCount int) error {
+	sizes, err := parseInts("-sizes", sizeList)
+	if err != nil {
+		return err
+	}
+	pairs, err := parseInts("-pairs", pairList)
+	if err != nil {
+		return err
+	}
+	start := time.Now()
+	var raw, work bytes.Buffer
+	fmt.Fprintf(&raw, "report-date: %s\n", start.Format("2006-01-02"))
+	fmt.Fprintf(&raw, "packwheel: %s\n", coreVersion())
+	fmt.Fprintf(&raw, "machine: %s\n", machine())
+	fmt.Fprintf(&raw, "runs: %d\nbenchtime: %s\nwork-unit-runs: %d\n", count, benchtime, workCount)
+	fmt.Fprintf(&raw, "load-average-at-start: %s\n", loadAverage())
+	if err := runBenchmarks(".", sizes, count, benchtime, &raw, os.Stderr); err != nil {
+		return err
+	}
+	if err := runWorkUnits(".", pairs, workCount, &work, os.Stderr); err != nil {
+		return err
+	}
+	fmt.Fprintf(&raw, "load-average-at-end: %s\n", loadAverage())
+	fmt.Fprintf(&raw, "report-duration: %s\n", time.Since(start).Round(time.Second))
+	if err := os.WriteFile(filepath.Join(dir, rawFile), raw.Bytes(), 0o644); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, workFile), work.Bytes(), 0o644)
+}
+
+// generate writes results.md, summary.md and churn.png from the raw files.
+func generate(dir string) error {
+	rawData, err := os.ReadFile(filepath.Join(dir, rawFile))
+	if err != nil {
+		return err
+	}
+	samples, config, err := parseBenchmarks(bytes.NewReader(rawData))
+	if err != nil {
+		return fmt.Errorf("%s: %w", rawFile, err)
+	}
+	workData, err := os.ReadFile(filepath.Join(dir, workFile))
+	if err != nil {
+		return err
+	}
+	work, err := parseWorkUnits(bytes.NewReader(workData))
+	if err != nil {
+		return fmt.Errorf("%s: %w", workFile, err)
+	}
+	rep := &report{r: medians(samples), wide: wideSpreads(samples, spreadLimit), work: work, config: config}
+	var md, summary bytes.Buffer
+	rep.writeResults(&md)
+	rep.writeSummary(&summary)
+	for name, data := range map[string][]byte{"results.md": md.Bytes(), "summary.md": summary.Bytes()} {
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+			return err
+		}
+	}
+	if err := drawChurn(rep.r, filepath.Join(dir, "churn.png"), config["machine"]); err != nil {
+		return err
+	}
+	fmt.Fprintf(os.Stderr, "report: wrote %s\n", dir)
+	return nil
+}
+
+// parseInts parses a comma-separated list of positive integers.
+func parseInts(flagName, list string) ([]int, error) {
+	var ints []int
+	for _, f := range strings.Split(list, ",") {
+		if f = strings.TrimSpace(f); f == "" {
+			continue
+		}
+		v, err := strconv.Atoi(f)
+		if err != nil || v <= 0 {
+			return nil, fmt.Errorf("bad %s entry %q", flagName, f)
+		}
+		ints = append(ints, v)
+	}
+	return ints, nil
+}

@@ -1,0 +1,102 @@
+package main
+
+import (
+	"cmp"
+	"slices"
+)
+
+// results holds the median of each metric of each benchmark over its runs.
+type results map[key]map[string]float64
+
+func medians(samples []sample) results {
+	runs := map[key]map[string][]float64{}
+	for _, s := range samples {
+		if runs[s.key] == nil {
+			runs[s.key] = map[string][]float64{}
+		}
+		for unit, v := range s.metrics {
+			runs[s.key][unit] = append(runs[s.key][unit], v)
+		}
+	}
+	r := results{}
+	for k, units := range runs {
+		r[k] = map[string]float64{}
+		for unit, vs := range units {
+			r[k][unit] = median(vs)
+		}
+	}
+	return r
+}
+
+func median(vs []float64) float64 {
+	s := slices.Clone(vs)
+	slices.Sort(s)
+	if len(s)%2 == 1 {
+		return s[len(s)/2]
+	}
+	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+}
+
+// get returns a metric's median and whether it was measured.
+func (r results) get(workload, impl string, n int, unit string) (float64, bool) {
+	v, ok := r[key{workload, impl, n}][unit]
+	return v, ok
+}
+
+// sizes returns the sizes measured for a workload, in increasing order.
+func (r results) sizes(workload string) []int {
+	var ns []int
+	for k := range r {
+		if k.workload == workload && !slices.Contains(ns, k.n) {
+			ns = append(ns, k.n)
+		}
+	}
+	slices.Sort(ns)
+	return ns
+}
+
+// spread is the range of a benchmark's main figure over its runs.
+type spread struct {
+	key
+	unit   string
+	lo, hi float64
+}
+
+// mainUnit is the figure each workload is judged by.
+var mainUnit = map[string]string{
+	"Churn": "ns/op", "ScheduleCancel": "ns/op", "Expire": "ns/timer", "Memory": "ns/op",
+}
+
+// wideSpreads returns the benchmarks whose slowest run took more than
+// limit times their fastest, in table order.
+func wideSpreads(samples []sample, limit float64) []spread {
+	byKey := map[key]*spread{}
+	for _, s := range samples {
+		unit := mainUnit[s.workload]
+		v, ok := s.metrics[unit]
+		if !ok {
+			continue
+		}
+		if sp := byKey[s.key]; sp != nil {
+			sp.lo, sp.hi = min(sp.lo, v), max(sp.hi, v)
+		} else {
+			byKey[s.key] = &spread{key: s.key, unit: unit, lo: v, hi: v}
+		}
+	}
+	var wide []spread
+	for _, sp := range byKey {
+		if sp.lo > 0 && sp.hi/sp.lo > limit {
+			wide = append(wide, *sp)
+		}
+	}
+	slices.SortFunc(wide, func(a, b spread) int {
+		if c := cmp.Compare(slices.Index(workloads, a.workload), slices.Index(workloads, b.workload)); c != 0 {
+			return c
+		}
+		if c := cmp.Compare(slices.Index(implOrder, a.impl), slices.Index(implOrder, b.impl)); c != 0 {
+			return c
+		}
+		return cmp.Compare(a.n, b.n)
+	})
+	return wide
+}

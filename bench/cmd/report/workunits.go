@@ -1,0 +1,151 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strconv"
+	"strings"
+)
+
+// workRun is the median outcome of the work-unit workload for one
+// implementation, range setting and pair count.
+type workRun struct {
+	impl     string
+	useRange bool
+	pairs    int // requested
+	created  int
+	rx       int64
+	cpuS     float64 // median user CPU seconds
+	rssMB    float64 // median peak RSS
+}
+
+// workImpls are the implementations cmd/workunits runs over.
+var workImpls = []string{"hierarchical", "hashed", "heap"}
+
+// checksums are the reference's (pairs created, total rx) per requested
+// pairs, from shared/workloads/ratas-workload.md.
+var checksums = map[int][2]int64{
+	1_000:   {997, 22_886_312},
+	8_000:   {7_990, 183_396_083},
+	32_000:  {32_058, 735_833_994},
+	128_000: {128_107, 2_940_473_849},
+}
+
+// runWorkUnits builds cmd/workunits once and runs it count times for every
+// implementation, range setting and pair count, each run in a process of
+// its own so that peak RSS is that run's. It writes each run's line to out,
+// prefixed with the pairs requested, and to progress. It fails on a
+// checksum mismatch.
+func runWorkUnits(dir string, pairs []int, count int, out, progress io.Writer) error {
+	tmp, err := os.MkdirTemp("", "packwheel-report")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(tmp)
+	bin := filepath.Join(tmp, "workunits")
+	build := exec.Command("go", "build", "-o", bin, "./cmd/workunits")
+	build.Dir, build.Stdout, build.Stderr = dir, os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		return fmt.Errorf("building cmd/workunits: %w", err)
+	}
+	for _, p := range pairs {
+		for _, impl := range workImpls {
+			for _, useRange := range []bool{true, false} {
+				for range count {
+					res, err := exec.Command(bin, "-pairs", strconv.Itoa(p), "-wheel", impl,
+						"-range="+strconv.FormatBool(useRange)).Output()
+					if err != nil {
+						return fmt.Errorf("workunits %s range=%t pairs=%d: %w", impl, useRange, p, err)
+					}
+					line := fmt.Sprintf("requested=%d %s", p, strings.TrimSpace(string(res)))
+					fmt.Fprintln(progress, line)
+					if _, err := fmt.Fprintln(out, line); err != nil {
+						return err
+					}
+					f, err := parseFields(line)
+					if err != nil {
+						return err
+					}
+					if want, ok := checksums[p]; ok && (int64(f["pairs"]) != want[0] || int64(f["rx"]) != want[1]) {
+						return fmt.Errorf("checksum mismatch: %s, want pairs=%d rx=%d", line, want[0], want[1])
+					}
+				}
+			}
+		}
+	}
+	return nil
+}
+
+// parseWorkUnits reads the lines runWorkUnits wrote and returns the median
+// of each configuration's runs, in the order they ran.
+func parseWorkUnits(r io.Reader) ([]workRun, error) {
+	type config struct {
+		impl     string
+		useRange bool
+		pairs    int
+	}
+	var order []config
+	runs := map[config]*workRun{}
+	cpu, rss := map[config][]float64{}, map[config][]float64{}
+	sc := bufio.NewScanner(r)
+	for sc.Scan() {
+		line := strings.TrimSpace(sc.Text())
+		if line == "" {
+			continue
+		}
+		f, err := parseFields(line)
+		if err != nil {
+			return nil, err
+		}
+		words := strings.Fields(line)
+		var c config
+		for _, w := range words {
+			if v, ok := strings.CutPrefix(w, "wheel="); ok {
+				c.impl = v
+			} else if v, ok := strings.CutPrefix(w, "range="); ok {
+				c.useRange = v == "true"
+			}
+		}
+		c.pairs = int(f["requested"])
+		if runs[c] == nil {
+			order = append(order, c)
+			runs[c] = &workRun{impl: c.impl, useRange: c.useRange, pairs: c.pairs,
+				created: int(f["pairs"]), rx: int64(f["rx"])}
+		}
+		cpu[c], rss[c] = append(cpu[c], f["cpu_s"]), append(rss[c], f["rss_mb"])
+	}
+	if err := sc.Err(); err != nil {
+		return nil, err
+	}
+	var out []workRun
+	for _, c := range order {
+		r := runs[c]
+		r.cpuS, r.rssMB = median(cpu[c]), median(rss[c])
+		out = append(out, *r)
+	}
+	return out, nil
+}
+
+// parseFields parses the numeric key=value fields of a workunits line.
+func parseFields(line string) (map[string]float64, error) {
+	f := map[string]float64{}
+	for _, kv := range strings.Fields(line) {
+		k, v, ok := strings.Cut(kv, "=")
+		if !ok {
+			return nil, fmt.Errorf("unexpected workunits output %q", line)
+		}
+		if x, err := strconv.ParseFloat(v, 64); err == nil {
+			f[k] = x
+		}
+	}
+	for _, k := range []string{"requested", "pairs", "rx", "cpu_s", "rss_mb"} {
+		if _, ok := f[k]; !ok {
+			return nil, fmt.Errorf("workunits output %q lacks %s", line, k)
+		}
+	}
+	return f, nil
+}
