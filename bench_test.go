@@ -90,9 +90,7 @@ func BenchmarkReschedule(b *testing.B) {
 				r := rng(1)
 				w := im.new()
 				items := fill(w, n, &r)
-				b.ReportAllocs()
-				b.ResetTimer()
-				for i := range b.N {
+				reschedule := func(i int) {
 					if i%ticksEvery == 0 {
 						w.Advance(w.Now()+1, noop)
 					}
@@ -100,17 +98,33 @@ func BenchmarkReschedule(b *testing.B) {
 					it := &items[below(x, n)]
 					w.Schedule(&it.timer, w.Now()+timeout+x&(jitter-1), it)
 				}
+				// Warm up to the steady state, where every timer has been
+				// pushed back at least once (fill spreads them further out).
+				for i := range 4 * n {
+					reschedule(i)
+				}
+				b.ReportAllocs()
+				b.ResetTimer()
+				for i := range b.N {
+					reschedule(i)
+				}
 			})
 		}
 		b.Run(name("timer-reset", n), func(b *testing.B) {
 			r := rng(1)
 			items := fillRuntime(n, &r)
 			defer stopRuntime(items)
+			reset := func() {
+				x := r.next()
+				items[below(x, n)].rt.Reset(time.Duration(timeout+x&(jitter-1)) * time.Millisecond)
+			}
+			for range 4 * n { // the same warm-up as the wheels
+				reset()
+			}
 			b.ReportAllocs()
 			b.ResetTimer()
 			for range b.N {
-				x := r.next()
-				items[below(x, n)].rt.Reset(time.Duration(timeout+x&(jitter-1)) * time.Millisecond)
+				reset()
 			}
 		})
 	}
