@@ -91,7 +91,9 @@ func (w *Hashed[V]) ready() {
 
 // Slots returns the number of buckets. O(1).
 func (w *Hashed[V]) Slots() int {
-	w.ready()
+	if w.slots == 0 {
+		return DefaultHashedSlots
+	}
 	return w.slots
 }
 
@@ -126,14 +128,9 @@ func (w *Hashed[V]) ScheduleAfter(h *Holder, delay uint64, v V) {
 // beyond MaxTick, or h is not a holder of this wheel (see Schedule).
 func (w *Hashed[V]) ScheduleRange(h *Holder, earliest, latest uint64, v V) {
 	checkRange("ScheduleRange", earliest, latest)
-	if h.link.Slot != 0 {
-		b, i := w.s.locate(h, "ScheduleRange")
-		if d := h.link.Deadline; d >= earliest && d <= latest {
-			b.At(i).Value = v
-			return
-		}
+	if !w.s.dueWithin(h, earliest, latest, v) {
+		w.set(h, latest, v, "ScheduleRange")
 	}
-	w.set(h, latest, v, "ScheduleRange")
 }
 
 func (w *Hashed[V]) set(h *Holder, d uint64, v V, op string) {

@@ -50,24 +50,9 @@ type noCopy struct{}
 func (*noCopy) Lock()   {}
 func (*noCopy) Unlock() {}
 
-// locate returns the bucket and index of an active holder's entry in
-// buckets, after checking that the entry points back at this very holder.
-// Any mismatch means the holder was copied, belongs to another wheel, or was
-// overwritten, and it panics before the caller changes any state.
-func locate[V any](buckets []packed.Bucket[V], h *Holder, op string) (*packed.Bucket[V], int) {
-	slot, index := int(h.link.Slot)-1, int(h.link.Index)
-	if slot < len(buckets) {
-		b := &buckets[slot]
-		if e := b.Entries(); index < len(e) && e[index].Link == &h.link {
-			return b, index
-		}
-	}
-	panic(foreignHolder{op, slot, index})
-}
-
 // foreignHolder is the panic value of an operation given a holder that is
 // not in the wheel. It is a plain value, formatted only if printed, so that
-// locate stays small enough to inline into every operation.
+// store.locate stays small enough to inline into every operation.
 type foreignHolder struct {
 	op          string
 	slot, index int

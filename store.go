@@ -20,9 +20,32 @@ func (s *store[V]) init(buckets int) {
 }
 
 // locate returns the bucket and index of an active holder's entry, after
-// checking the entry points back at h; see locate.
+// checking that the entry points back at this very holder. Any mismatch
+// means the holder was copied, belongs to another wheel, or was
+// overwritten, and it panics before the caller changes any state.
 func (s *store[V]) locate(h *Holder, op string) (*packed.Bucket[V], int) {
-	return locate(s.buckets, h, op)
+	slot, index := int(h.link.Slot)-1, int(h.link.Index)
+	if slot < len(s.buckets) {
+		b := &s.buckets[slot]
+		if e := b.Entries(); index < len(e) && e[index].Link == &h.link {
+			return b, index
+		}
+	}
+	panic(foreignHolder{op, slot, index})
+}
+
+// dueWithin implements the no-op of ScheduleRange for both wheels: if h is
+// already due inside [earliest, latest], it stores v and reports true.
+func (s *store[V]) dueWithin(h *Holder, earliest, latest uint64, v V) bool {
+	if h.link.Slot == 0 {
+		return false
+	}
+	b, i := s.locate(h, "ScheduleRange")
+	if d := h.link.Deadline; d < earliest || d > latest {
+		return false
+	}
+	b.At(i).Value = v
+	return true
 }
 
 // place puts the timer of h into bucket slot at deadline d. b and i locate

@@ -92,14 +92,9 @@ func (w *Wheel[V]) ScheduleAfter(h *Holder, delay uint64, v V) {
 // beyond MaxTick, or h is not a holder of this wheel (see Schedule).
 func (w *Wheel[V]) ScheduleRange(h *Holder, earliest, latest uint64, v V) {
 	checkRange("ScheduleRange", earliest, latest)
-	if h.link.Slot != 0 {
-		b, i := w.s.locate(h, "ScheduleRange")
-		if d := h.link.Deadline; d >= earliest && d <= latest {
-			b.At(i).Value = v
-			return
-		}
+	if !w.s.dueWithin(h, earliest, latest, v) {
+		w.set(h, w.pick(earliest, latest), v, "ScheduleRange")
 	}
-	w.set(h, w.pick(earliest, latest), v, "ScheduleRange")
 }
 
 // pick chooses a deadline in [lo, hi] for ScheduleRange. A timer at level L

@@ -61,10 +61,10 @@ func (b *Bucket[V]) At(i int) *Entry[V] { return &b.entries[i] }
 // bucket and is valid until the bucket is next changed. O(1).
 func (b *Bucket[V]) Entries() []Entry[V] { return b.entries }
 
-// Push appends an entry, sets its Link.Index and returns that index.
+// Push appends an entry and sets its Link.Index.
 // O(1) amortized: when the bucket is full it moves to an array of the next
 // size class, taken from p if one is spare.
-func (b *Bucket[V]) Push(p *Pool[V], deadline uint64, link *Link, value V) int {
+func (b *Bucket[V]) Push(p *Pool[V], deadline uint64, link *Link, value V) {
 	n := len(b.entries)
 	if n == cap(b.entries) {
 		b.move(p, p.grow(classOf(n)+1, n))
@@ -73,7 +73,6 @@ func (b *Bucket[V]) Push(p *Pool[V], deadline uint64, link *Link, value V) int {
 	b.entries[n] = Entry[V]{Deadline: deadline, Link: link, Value: value}
 	link.Index = uint32(n)
 	p.live++
-	return n
 }
 
 // Remove deletes entry i and returns it. The last entry moves into the hole
