@@ -79,6 +79,7 @@ func (s *store[V]) insert(link *packed.Link, slot int, d uint64, v V) {
 	b := &s.buckets[slot]
 	if b.Len() == 0 {
 		s.occupied[slot>>6] |= 1 << (slot & 63)
+		b.Inherit(&s.pool, slot>>6)
 	}
 	b.Push(&s.pool, d, link, v)
 	link.Slot = uint32(slot + 1)
@@ -118,6 +119,16 @@ func (s *store[V]) next(op string) uint64 {
 func (s *store[V]) pop(slot int) packed.Entry[V] {
 	b := &s.buckets[slot]
 	e := b.Pop(&s.pool)
+	s.emptied(b, slot)
+	return e
+}
+
+// popMoved is pop for an entry the caller moves to another bucket. The
+// bucket's array, once empty, goes to the next bucket of its group of 64
+// (a level of the hierarchical wheel) that starts filling.
+func (s *store[V]) popMoved(slot int) packed.Entry[V] {
+	b := &s.buckets[slot]
+	e := b.PopMoved(&s.pool, slot>>6)
 	s.emptied(b, slot)
 	return e
 }

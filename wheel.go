@@ -297,15 +297,48 @@ func (w *Wheel[V]) advance(op string, to uint64, limit int, out *sink[V]) bool {
 // place. The holder's deadline is the timer's; the entry's may be older.
 // It stops when work reaches limit, leaving w.cascading set to resume.
 func (w *Wheel[V]) cascade(slot int, work *int, limit int) bool {
+	if n := w.s.buckets[slot].Len(); n >= presizeFrom && n <= limit-*work {
+		w.presize(slot)
+	}
 	for w.s.buckets[slot].Len() > 0 {
 		if *work == limit {
 			return false
 		}
-		e := w.s.pop(slot)
+		e := w.s.popMoved(slot)
 		d := e.Link.Deadline
 		w.s.insert(e.Link, w.slotFor(d), d, e.Value)
 		*work++
 	}
 	w.cascading = 0
 	return true
+}
+
+// presizeFrom is the least number of timers in a coarse slot for which
+// presize pays for its pass over them.
+const presizeFrom = 64
+
+// presize grows each bucket of the level below that the timers of a coarse
+// slot, about to move down, will land in, once and to the size it will
+// reach. Otherwise the dozens of buckets that a crowded slot spreads into
+// all grow at the same moment a class at a time, which needs more spare
+// arrays at once than the pool keeps and has it allocate on every rotation.
+// It counts by the entries' own deadlines, which are sequential in memory;
+// a timer postponed in place moves further than that, so its bucket may
+// end up a little larger than needed, never too small to work. O(entries
+// in slot), done only when the whole slot moves in one call, so that
+// AdvanceLimit still bounds the work of one call.
+func (w *Wheel[V]) presize(slot int) {
+	l := slot>>levelBits - 1
+	shift := uint(l * levelBits)
+	var count [levelSlots]int32
+	for _, e := range w.s.buckets[slot].Entries() {
+		if levelOf(w.s.now, e.Deadline) == l {
+			count[e.Deadline>>shift&(levelSlots-1)]++
+		}
+	}
+	for i, n := range count {
+		if n > 0 {
+			w.s.buckets[l<<levelBits|i].Reserve(&w.s.pool, int(n))
+		}
+	}
 }

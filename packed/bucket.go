@@ -75,6 +75,16 @@ func (b *Bucket[V]) Push(p *Pool[V], deadline uint64, link *Link, value V) {
 	p.live++
 }
 
+// Reserve makes room for n more entries in one move, to an array of the
+// class that holds them, where Push would grow through each class in turn:
+// a caller about to add many entries at once saves the copies and the
+// arrays in between. O(Len) when it moves.
+func (b *Bucket[V]) Reserve(p *Pool[V], n int) {
+	if len(b.entries)+n > cap(b.entries) {
+		b.move(p, p.grow(classFor(len(b.entries)+n), len(b.entries)))
+	}
+}
+
 // Remove deletes entry i and returns it. The last entry moves into the hole
 // and its Link.Index is rewritten; the array goes back to p when the bucket
 // empties. O(1).
@@ -117,6 +127,34 @@ func (b *Bucket[V]) Pop(p *Pool[V]) Entry[V] {
 	return e
 }
 
+// PopMoved is Pop for an entry that the caller moves to another bucket of
+// the same pool, as a hierarchical wheel moves a coarse slot's timers down.
+// When the bucket empties, p keeps its array for the next bucket of group
+// to Inherit, even beyond its usual spare budget. O(1).
+func (b *Bucket[V]) PopMoved(p *Pool[V], group int) Entry[V] {
+	last := len(b.entries) - 1
+	e := b.entries[last]
+	b.entries[last] = Entry[V]{}
+	b.entries = b.entries[:last]
+	p.live--
+	if last == 0 {
+		p.putHeir(b.entries, group)
+		b.entries = nil
+	}
+	return e
+}
+
+// Inherit gives an empty bucket the array p keeps for group, if any, so
+// that a bucket about to gather as many entries as the last of its group
+// starts at that size. O(1).
+func (b *Bucket[V]) Inherit(p *Pool[V], group int) {
+	if cap(b.entries) == 0 {
+		if a := p.inherit(group); a != nil {
+			b.entries = a
+		}
+	}
+}
+
 // shorten drops the tail entry, zeroing it so the array does not keep the
 // value reachable, and releases the array once the bucket is empty.
 func (b *Bucket[V]) shorten(p *Pool[V], last int) {
@@ -124,7 +162,7 @@ func (b *Bucket[V]) shorten(p *Pool[V], last int) {
 	b.entries = b.entries[:last]
 	p.live--
 	if last == 0 {
-		p.put(b.entries)
+		p.putVacated(b.entries)
 		b.entries = nil
 	}
 }
@@ -135,6 +173,6 @@ func (b *Bucket[V]) move(p *Pool[V], fresh []Entry[V]) {
 	fresh = fresh[:len(b.entries)]
 	copy(fresh, b.entries)
 	clear(b.entries)
-	p.put(b.entries[:0])
+	p.putOutgrown(b.entries[:0])
 	b.entries = fresh
 }

@@ -139,7 +139,7 @@ func TestPoolBudget(t *testing.T) {
 		buckets[i%len(buckets)].Push(&p, 1, &links[i], i)
 	}
 	require.Equal(t, len(links), p.Live())
-	require.LessOrEqual(t, p.Spare(), p.Live()/4+spareFloor)
+	require.LessOrEqual(t, p.Spare(), p.Live()/4+spareFloor/2, "arrays outgrown while filling")
 	for i := range buckets {
 		for buckets[i].Len() > 0 {
 			buckets[i].Pop(&p)
@@ -159,4 +159,103 @@ func TestClasses(t *testing.T) {
 		require.Equal(t, c, classOf(classCaps[c]))
 		require.Equal(t, c-1, classOf(classCaps[c]-1))
 	}
+}
+
+// TestReserve checks that Reserve makes room in one move and keeps links.
+func TestReserve(t *testing.T) {
+	var p Pool[int]
+	var b Bucket[int]
+	links := make([]Link, 3000)
+	b.Push(&p, 0, &links[0], 0)
+	b.Reserve(&p, len(links)-1)
+	c := b.Cap()
+	require.GreaterOrEqual(t, c, len(links))
+	for i := 1; i < len(links); i++ {
+		b.Push(&p, uint64(i), &links[i], i)
+	}
+	require.Equal(t, c, b.Cap(), "a reserved bucket grew again")
+	checkLinks(t, &b)
+	b.Reserve(&p, 0)
+	require.Equal(t, c, b.Cap(), "Reserve of room it has moved the bucket")
+}
+
+// TestHeirs checks that the array of a bucket emptied by PopMoved goes to
+// the next bucket of its group that starts filling, not to another group,
+// and that heirs are let go once the live entries drop.
+func TestHeirs(t *testing.T) {
+	var p Pool[int]
+	var crowd, next, other, keep Bucket[int]
+	links := make([]Link, 5000)
+	for i := range links[:4000] {
+		crowd.Push(&p, uint64(i), &links[i], i)
+	}
+	for i := 4000; i < len(links); i++ {
+		keep.Push(&p, uint64(i), &links[i], i)
+	}
+	big := crowd.Cap()
+	for crowd.Len() > 0 {
+		e := crowd.PopMoved(&p, 1)
+		keep.Push(&p, e.Deadline, e.Link, e.Value) // the crowd moves on
+	}
+	require.Equal(t, big, p.Spare()-p.outgrown.spare-p.vacated.spare, "the crowd's array is kept")
+	other.Inherit(&p, 2)
+	require.Zero(t, other.Cap(), "a bucket of another group inherited")
+	next.Inherit(&p, 1)
+	require.Equal(t, big, next.Cap(), "the next bucket of the group did not inherit")
+	require.Zero(t, p.heirCap)
+
+	// Move the crowd again, then let every timer go: the heir goes too.
+	for range 3000 {
+		e := keep.Pop(&p)
+		next.Push(&p, e.Deadline, e.Link, e.Value)
+	}
+	for next.Len() > 0 {
+		e := next.PopMoved(&p, 1)
+		keep.Push(&p, e.Deadline, e.Link, e.Value)
+	}
+	require.Equal(t, big, p.heirCap)
+	for keep.Len() > 0 {
+		keep.Pop(&p)
+	}
+	require.Zero(t, p.heirCap, "an heir outlived the live entries")
+	require.LessOrEqual(t, p.Spare(), spareFloor)
+}
+
+// TestShelves checks the two budgets: arrays outgrown while a bucket fills
+// are kept up to a quarter of the live entries, arrays of emptied buckets
+// up to all of them.
+func TestShelves(t *testing.T) {
+	var p Pool[int]
+	buckets := make([]Bucket[int], 40)
+	links := make([]Link, 400_000)
+	for i := range links {
+		buckets[i%len(buckets)].Push(&p, 1, &links[i], i)
+	}
+	require.LessOrEqual(t, p.outgrown.spare, p.Live()/4+spareFloor/2)
+	require.Zero(t, p.vacated.spare)
+	// Empty a quarter of the buckets: their arrays stay on the vacated
+	// shelf, which the other buckets' entries keep within budget.
+	for i := range buckets[:10] {
+		for buckets[i].Len() > 0 {
+			buckets[i].Pop(&p)
+		}
+	}
+	require.Positive(t, p.vacated.spare)
+	require.LessOrEqual(t, p.vacated.spare, p.Live()+spareFloor/2)
+	// Refill them: the vacated arrays come back, nothing is allocated.
+	refill := func() {
+		for i := range buckets[:10] {
+			for j := range 10_000 {
+				l := &links[i+40*j]
+				buckets[i].Push(&p, 1, l, i)
+			}
+		}
+		for i := range buckets[:10] {
+			for buckets[i].Len() > 0 {
+				buckets[i].Pop(&p)
+			}
+		}
+	}
+	refill()
+	require.Zero(t, testing.AllocsPerRun(5, refill))
 }

@@ -27,31 +27,60 @@ func classOf(c int) int { return sort.SearchInts(classCaps, c+1) - 1 }
 func classFor(n int) int { return sort.SearchInts(classCaps, n) }
 
 // spareFloor is how many entries' worth of arrays the pool keeps whatever
-// the number of live entries, so that a small or idle wheel does not give
-// arrays to the garbage collector and take new ones back on every burst.
+// the number of live entries, half on each shelf, so that a small or idle
+// wheel does not give arrays to the garbage collector and take new ones
+// back on every burst.
 const spareFloor = 4096
 
 // Pool recycles backing arrays among the buckets of one wheel and counts the
 // entries they hold.
 //
-// Spare arrays are kept per size class. The spares' total capacity is held
-// under a share of the live entries (see SpareShift) plus a small floor:
-// when a burst of timers drains, the arrays it grew go back to the garbage
-// collector, while a wheel in steady state recycles what it needs.
+// Spare arrays sit on one of two shelves, by how they came back, each with
+// its own budget so that a burst that drains gives its memory back while a
+// wheel in steady state recycles what it needs:
+//
+//   - An array left behind when a bucket grew or shrank is rarely wanted
+//     again: the bucket that outgrew it is still there. Those are kept up to
+//     a share of the live entries (see SpareShift) plus a small floor, so
+//     that filling a wheel does not leave a second copy of it on the shelf.
+//   - An array of a bucket that emptied is what the next bucket to fill
+//     wants, as when a hierarchical wheel moves a crowded coarse slot down
+//     and then fills the next one, or a level-0 slot fires and its timers
+//     re-arm. Those are kept up to the live entries plus the floor: the
+//     entries that left the array still exist, elsewhere in the wheel, and
+//     may come back. When they go for good, as a burst drains, the budget
+//     falls with them and the shelf is cut back at the next release.
 //
 // The zero value is an empty pool ready to use. A Pool must not be copied
 // after first use.
 type Pool[V any] struct {
-	// SpareShift sets the spare budget to Live()>>SpareShift entries plus a
-	// small floor; zero means 2, a quarter. A wheel whose buckets fill and
-	// drain in rotation needs more spares to recycle than one whose buckets
-	// stay put. Set it before first use.
+	// SpareShift sets the budget of arrays outgrown by their buckets to
+	// Live()>>SpareShift entries plus a small floor; zero means 2, a
+	// quarter. Set it before first use.
 	SpareShift uint8
 
+	outgrown shelf[V]
+	vacated  shelf[V]
+	live     int    // entries held by the buckets using this pool
+	puts     uint64 // counts puts, to order spares by age
+
+	// heirs holds, oldest first, arrays of buckets whose entries all moved
+	// to other buckets, each kept for the next bucket of its group to
+	// inherit (see Bucket.PopMoved); heirCap is their total capacity.
+	heirs   []heir[V]
+	heirCap int
+}
+
+// heir is an array kept for the next bucket of a group to start filling.
+type heir[V any] struct {
+	a     []Entry[V]
+	group int
+}
+
+// shelf holds spare arrays by size class.
+type shelf[V any] struct {
 	free  []spares[V] // free[c] holds the spares of class c
 	spare int         // total capacity of the arrays in free
-	live  int         // entries held by the buckets using this pool
-	puts  uint64      // counts puts, to order spares by age
 }
 
 // spares is a queue of one class's spare arrays, oldest first: the newest
@@ -62,6 +91,14 @@ type spares[V any] struct {
 }
 
 func (s *spares[V]) len() int { return len(s.q) - s.head }
+
+// newest returns when the newest spare arrived, or 0 if there is none.
+func (s *spares[V]) newest() uint64 {
+	if s.len() == 0 {
+		return 0
+	}
+	return s.q[len(s.q)-1].at
+}
 
 // spareArray is an empty array in the pool and when it arrived.
 type spareArray[V any] struct {
@@ -74,7 +111,7 @@ func (p *Pool[V]) Live() int { return p.live }
 
 // Spare returns the total capacity, in entries, of the arrays p keeps for
 // reuse. O(1).
-func (p *Pool[V]) Spare() int { return p.spare }
+func (p *Pool[V]) Spare() int { return p.outgrown.spare + p.vacated.spare + p.heirCap }
 
 // grow returns an empty array for a bucket of n entries growing to class c:
 // the smallest spare of class c or larger, or a new one of class c. A
@@ -84,13 +121,13 @@ func (p *Pool[V]) Spare() int { return p.spare }
 // released instead of growing through every class again. A smaller one
 // takes at most a few classes more, so it does not sit on a huge array.
 func (p *Pool[V]) grow(c, n int) []Entry[V] {
-	top := len(p.free)
+	top := max(len(p.outgrown.free), len(p.vacated.free))
 	if n < jumpFrom {
 		top = min(top, c+smallJump+1)
 	}
 	for k := c; k < top; k++ {
-		if p.free[k].len() > 0 {
-			return p.take(k)
+		if a, ok := p.take(k); ok {
+			return a
 		}
 	}
 	return slices.Grow([]Entry[V](nil), classCaps[c])
@@ -106,16 +143,23 @@ const (
 // fit returns an empty array of exactly class c, spare or new, so that a
 // shrinking bucket ends up smaller.
 func (p *Pool[V]) fit(c int) []Entry[V] {
-	if c < len(p.free) && p.free[c].len() > 0 {
-		return p.take(c)
+	if a, ok := p.take(c); ok {
+		return a
 	}
 	return slices.Grow([]Entry[V](nil), classCaps[c])
 }
 
-// take removes and returns the newest spare of class c, the likeliest to
-// be in cache.
-func (p *Pool[V]) take(c int) []Entry[V] {
-	s := &p.free[c]
+// take removes and returns the newest spare of class c on either shelf,
+// the likeliest to be in cache, and reports whether there was one.
+func (p *Pool[V]) take(c int) ([]Entry[V], bool) {
+	sh := &p.vacated
+	if o := &p.outgrown; c < len(o.free) && (c >= len(sh.free) || o.free[c].newest() > sh.free[c].newest()) {
+		sh = o
+	}
+	if c >= len(sh.free) || sh.free[c].len() == 0 {
+		return nil, false
+	}
+	s := &sh.free[c]
 	last := len(s.q) - 1
 	a := s.q[last].a
 	s.q[last] = spareArray[V]{}
@@ -123,57 +167,131 @@ func (p *Pool[V]) take(c int) []Entry[V] {
 	if s.len() == 0 {
 		s.q, s.head = s.q[:0], 0
 	}
-	p.spare -= cap(a)
-	return a
+	sh.spare -= cap(a)
+	return a, true
 }
 
-// put takes an empty, zeroed array back, or lets the garbage collector have
-// it when it does not fit the budget. To make room it drops the spares that
-// have waited longest: what a wheel in steady state needs comes back every
-// rotation, and after a burst drains, the budget shrinks and the old spares
-// go.
-func (p *Pool[V]) put(a []Entry[V]) {
+// putOutgrown takes back the empty, zeroed array a bucket left when it
+// moved to a larger or smaller one.
+func (p *Pool[V]) putOutgrown(a []Entry[V]) {
+	p.trimHeirs()
+	p.vacated.trim(p.vacatedBudget())
+	p.put(&p.outgrown, a, p.outgrownBudget())
+}
+
+// putVacated takes back the empty, zeroed array of a bucket that emptied.
+func (p *Pool[V]) putVacated(a []Entry[V]) {
+	p.trimHeirs()
+	p.outgrown.trim(p.outgrownBudget())
+	p.put(&p.vacated, a, p.vacatedBudget())
+}
+
+func (p *Pool[V]) outgrownBudget() int {
 	shift := p.SpareShift
 	if shift == 0 {
 		shift = 2
 	}
-	budget := p.live>>shift + spareFloor
-	if cap(a) == 0 || cap(a) > budget {
-		return
-	}
-	for p.spare+cap(a) > budget {
-		p.dropOldest()
-	}
-	c := classOf(cap(a))
-	for len(p.free) <= c {
-		p.free = append(p.free, spares[V]{})
-	}
-	p.puts++
-	p.free[c].q = append(p.free[c].q, spareArray[V]{a, p.puts})
-	p.spare += cap(a)
+	return p.live>>shift + spareFloor/2
 }
 
-// dropOldest releases the spare that has waited longest; the pool must hold
-// one. It is O(classes) amortized, and runs only when the pool is over
-// budget.
-func (p *Pool[V]) dropOldest() {
-	oldest := -1
-	for c := range p.free {
-		s := &p.free[c]
-		if s.len() > 0 && (oldest < 0 || s.q[s.head].at < p.free[oldest].q[p.free[oldest].head].at) {
-			oldest = c
+func (p *Pool[V]) vacatedBudget() int { return p.live + spareFloor/2 }
+
+// put shelves a under budget, or lets the garbage collector have it when it
+// does not fit. To make room it drops the spares that have waited longest:
+// what a wheel in steady state needs comes back every rotation.
+func (p *Pool[V]) put(sh *shelf[V], a []Entry[V], budget int) {
+	if cap(a) == 0 || cap(a) > budget {
+		sh.trim(budget)
+		return
+	}
+	sh.trim(budget - cap(a))
+	c := classOf(cap(a))
+	for len(sh.free) <= c {
+		sh.free = append(sh.free, spares[V]{})
+	}
+	p.puts++
+	sh.free[c].q = append(sh.free[c].q, spareArray[V]{a, p.puts})
+	sh.spare += cap(a)
+}
+
+// trim drops the spares that have waited longest until the shelf holds at
+// most budget entries. Each drop is O(classes) amortized.
+func (sh *shelf[V]) trim(budget int) {
+	for sh.spare > budget {
+		oldest := -1
+		for c := range sh.free {
+			s := &sh.free[c]
+			if s.len() > 0 && (oldest < 0 || s.q[s.head].at < sh.free[oldest].q[sh.free[oldest].head].at) {
+				oldest = c
+			}
+		}
+		s := &sh.free[oldest]
+		sh.spare -= cap(s.q[s.head].a)
+		s.q[s.head] = spareArray[V]{}
+		s.head++
+		switch {
+		case s.len() == 0:
+			s.q, s.head = s.q[:0], 0
+		case s.head > len(s.q)/2: // compact, paid for by the evictions since
+			n := copy(s.q, s.q[s.head:])
+			clear(s.q[n:])
+			s.q, s.head = s.q[:n], 0
 		}
 	}
-	s := &p.free[oldest]
-	p.spare -= cap(s.q[s.head].a)
-	s.q[s.head] = spareArray[V]{}
-	s.head++
-	switch {
-	case s.len() == 0:
-		s.q, s.head = s.q[:0], 0
-	case s.head > len(s.q)/2: // compact, paid for by the evictions since
-		n := copy(s.q, s.q[s.head:])
-		clear(s.q[n:])
-		s.q, s.head = s.q[:n], 0
+}
+
+// maxHeirs bounds the arrays kept for heirs: a steady state needs one per
+// crowded group, and inherit scans them.
+const maxHeirs = 4
+
+// putHeir keeps the array of a bucket of group whose entries all moved to
+// other buckets, for the next bucket of the group to start filling. A
+// hierarchical wheel moves a crowded coarse slot down as its time comes,
+// while the timers that re-arm gather in the next slot of that level,
+// which will need as large an array: grown a class at a time it would cost
+// a dozen arrays, and kept on a shelf the array would be pushed off by the
+// arrays the lower level vacates as its timers fire. Heirs have a budget
+// of their own, cut back as live entries fall.
+func (p *Pool[V]) putHeir(a []Entry[V], group int) {
+	if cap(a) < jumpFrom {
+		p.putVacated(a)
+		return
 	}
+	p.trimHeirs()
+	if len(p.heirs) == maxHeirs {
+		p.dropHeir(0)
+	}
+	p.heirs = append(p.heirs, heir[V]{a, group})
+	p.heirCap += cap(a)
+	p.trimHeirs()
+}
+
+// inherit returns the newest array kept for group, or nil.
+func (p *Pool[V]) inherit(group int) []Entry[V] {
+	for i := len(p.heirs) - 1; i >= 0; i-- {
+		if p.heirs[i].group == group {
+			a := p.heirs[i].a
+			p.dropHeir(i)
+			return a
+		}
+	}
+	return nil
+}
+
+// trimHeirs drops the oldest heirs while they hold more than twice the
+// live entries plus half the floor. Twice, because live entries dip each
+// time a crowd of timers fires before it re-arms, and a budget that
+// followed the dips would drop the array the next crowd needs.
+func (p *Pool[V]) trimHeirs() {
+	for p.heirCap > 2*p.live+spareFloor/2 {
+		p.dropHeir(0)
+	}
+}
+
+// dropHeir removes heir i, keeping the others' order.
+func (p *Pool[V]) dropHeir(i int) {
+	p.heirCap -= cap(p.heirs[i].a)
+	n := copy(p.heirs[i:], p.heirs[i+1:])
+	p.heirs[i+n] = heir[V]{}
+	p.heirs = p.heirs[:i+n]
 }
