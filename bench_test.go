@@ -288,37 +288,42 @@ func BenchmarkTick(b *testing.B) {
 	}
 }
 
-// BenchmarkRearm fires the timers due each tick and re-arms each 17 to 33
-// ticks out, with n timers: short timeouts that keep firing. One operation
-// is one tick. Most timers then wait in the one coarse slot of the next
-// 64-tick block, which the hierarchical wheel empties and refills every 64
-// ticks, so its arrays cycle through the pool; this is where it allocates.
+// BenchmarkRearm fires the timers due each tick and re-arms each after a
+// random delay in [after, 2*after) ticks, with n timers: timeouts that keep
+// firing, as a retransmission or keep-alive timer does. One operation is one
+// tick. A hierarchical wheel gathers the timers of each coming coarse slot,
+// moves them down as it comes due and refills the next: the pattern that
+// makes its arrays cycle through the pool.
 func BenchmarkRearm(b *testing.B) {
-	for _, n := range []int{10_000, 100_000} {
-		for _, im := range wheels {
-			b.Run(name(im.name, n), func(b *testing.B) {
-				w := im.new()
-				items := make([]item, n)
-				r := rng(1)
-				for i := range items {
-					w.Schedule(&items[i].timer, 1+r.next()%33, &items[i])
-				}
-				dst := make([]*item, 0, n)
-				tick := func() {
-					dst, _ = w.AppendExpired(dst[:0], w.Now()+1, n)
-					for _, it := range dst {
-						w.Schedule(&it.timer, w.Now()+17+r.next()%17, it)
+	for _, after := range []uint64{17, 100, 1000, 5000} {
+		for _, n := range []int{10_000, 100_000} {
+			for _, im := range wheels {
+				b.Run(name(im.name, n)+"/after="+strconv.FormatUint(after, 10), func(b *testing.B) {
+					w := im.new()
+					items := make([]item, n)
+					r := rng(1)
+					for i := range items {
+						w.Schedule(&items[i].timer, 1+r.next()%(2*after), &items[i])
 					}
-				}
-				for range 2000 { // warm up: buckets and pool reach steady state
-					tick()
-				}
-				b.ReportAllocs()
-				b.ResetTimer()
-				for range b.N {
-					tick()
-				}
-			})
+					dst := make([]*item, 0, n)
+					tick := func() {
+						dst, _ = w.AppendExpired(dst[:0], w.Now()+1, n)
+						for _, it := range dst {
+							w.Schedule(&it.timer, w.Now()+after+r.next()%after, it)
+						}
+					}
+					// Warm up: every timer re-armed a few times, and a
+					// crossing of a level-2 boundary (4096 ticks) seen.
+					for range 6*after + 5000 {
+						tick()
+					}
+					b.ReportAllocs()
+					b.ResetTimer()
+					for range b.N {
+						tick()
+					}
+				})
+			}
 		}
 	}
 }

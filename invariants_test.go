@@ -55,9 +55,11 @@ func checkStore[V any](s *store[V], placed func(slot int, e *packed.Entry[V]) er
 }
 
 // check verifies that every entry sits at level L slot s where s is the L-th
-// digit of its deadline, in the same block of the level above as now, and in
-// a slot after now's (at level 0, now's own slot only for timers of tick now
-// left by a bounded advance).
+// digit of its deadline: at level 0, within the 64 ticks from now (in now's
+// own slot only for timers of tick now left by a bounded advance); at a
+// coarse level, in the same block of the level above as now, in a slot
+// after now's, and 64 ticks or more away when it was placed, so never due
+// within 64 ticks of the start of its slot's block.
 func (w *Wheel[V]) check() error {
 	if w.s.buckets == nil {
 		return nil
@@ -71,6 +73,13 @@ func (w *Wheel[V]) check() error {
 		switch {
 		case int(d>>shift)&(levelSlots-1) != s:
 			return fmt.Errorf("level %d slot %d holds the wrong digit", l, s)
+		case l == 0 && d-now >= levelSlots:
+			return fmt.Errorf("level 0 holds a deadline 64 ticks or more away")
+		case l == 0 && (s == pos) != (d == now):
+			return fmt.Errorf("level 0 slot %d, now's slot %d", s, pos)
+		case l == 0 && e.Link.Deadline != d:
+			return fmt.Errorf("level 0 timer postponed in place to %d", e.Link.Deadline)
+		case l == 0:
 		case slot == w.cascading-1:
 			// A coarse slot half moved down: its timers are due from now on.
 			if d < now || d>>shift != now>>shift {
@@ -78,12 +87,8 @@ func (w *Wheel[V]) check() error {
 			}
 		case shift+levelBits < 64 && d>>(shift+levelBits) != now>>(shift+levelBits):
 			return fmt.Errorf("level %d: deadline outside now's block", l)
-		case l > 0 && s <= pos && !(slot == w.cascading-1 && s == pos):
+		case s <= pos:
 			return fmt.Errorf("level %d slot %d is not after now's slot %d", l, s, pos)
-		case l == 0 && (s < pos || (s == pos) != (d == now)):
-			return fmt.Errorf("level 0 slot %d, now's slot %d", s, pos)
-		case l == 0 && e.Link.Deadline != d:
-			return fmt.Errorf("level 0 timer postponed in place to %d", e.Link.Deadline)
 		}
 		return nil
 	})

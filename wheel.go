@@ -6,9 +6,11 @@ import (
 )
 
 // The hierarchical wheel has levels of 64 slots; level L slot s holds timers
-// whose deadline's L-th base-64 digit is s. Eleven levels cover every bit of
-// a 64-bit tick, so no deadline is ever out of range or needs an overflow
-// list, and every timer fires at its exact tick.
+// whose deadline's L-th base-64 digit is s. Level 0 is a ring of the next 64
+// ticks; each coarser level holds the timers of the current block of the
+// level above. Eleven levels cover every bit of a 64-bit tick, so no
+// deadline is ever out of range or needs an overflow list, and every timer
+// fires at its exact tick.
 const (
 	levelBits  = 6
 	levelSlots = 1 << levelBits
@@ -17,10 +19,12 @@ const (
 
 // Wheel is a hierarchical timer wheel: 11 levels of 64 slots, each level 64
 // times coarser than the one below, with one 64-bit occupancy bitmap per
-// level. A timer is placed at the level of the highest base-64 digit in which
-// its deadline differs from Now, found in O(1) with math/bits; as time
-// reaches a coarse slot, its timers move down, and every timer fires at its
-// exact tick.
+// level. A timer due within 64 ticks goes straight to level 0, a ring of
+// exact ticks; a later one is placed at the level of the highest base-64
+// digit in which its deadline differs from Now, found in O(1) with
+// math/bits. As time reaches a coarse slot, its timers move down, and every
+// timer fires at its exact tick. Short timeouts that keep firing and
+// re-arming thus never move between levels.
 //
 // Schedule, ScheduleRange and Cancel are O(1). NextExpiry is O(levels), and
 // Advance costs O(levels) per occupied slot it reaches plus O(1) per timer
@@ -53,8 +57,16 @@ func levelOf(now, d uint64) int {
 	return (bits.Len64((now^d)|(levelSlots-1)) - 1) / levelBits
 }
 
-// slotFor returns the bucket a deadline d > now belongs in.
+// slotFor returns the bucket a deadline d >= now belongs in. Placing every
+// deadline of the next 64 ticks at level 0, rather than only those in
+// now's block of 64 as the digits alone would, keeps a timeout shorter
+// than 64 ticks out of the coarse levels: otherwise half of such timers
+// would wait in the one slot of the next block, which fills and moves down
+// every 64 ticks.
 func (w *Wheel[V]) slotFor(d uint64) int {
+	if d-w.s.now < levelSlots {
+		return int(d & (levelSlots - 1))
+	}
 	l := levelOf(w.s.now, d)
 	return l<<levelBits | int(d>>(l*levelBits)&(levelSlots-1))
 }
@@ -128,10 +140,10 @@ func (w *Wheel[V]) pick(lo, hi uint64) uint64 {
 // moves returns how many times a timer for deadline d, scheduled at tick
 // now, will move down a level before it fires.
 func moves(now, d uint64) int {
-	l := levelOf(now, d)
-	if l == 0 {
+	if d-now < levelSlots || d <= now {
 		return 0
 	}
+	l := levelOf(now, d)
 	n := 1
 	for k := 1; k < l; k++ {
 		if d>>(k*levelBits)&(levelSlots-1) != 0 {
@@ -175,9 +187,9 @@ func (w *Wheel[V]) Now() uint64 { return w.s.now }
 
 // NextExpiry returns the earliest tick at which Advance has work to do, or
 // limit if that is later; no timer fires before it. When the next timer is
-// due within the current 64-tick block the answer is its exact deadline;
-// otherwise it is the start of the coarse slot holding the timer, where
-// Advance will move it down a level. It returns Now when a bounded advance
+// due within 64 ticks the answer is its exact deadline; otherwise it is the
+// start of the coarse slot holding the timer, where Advance will move it
+// down a level. It returns Now when a bounded advance
 // left timers of the current tick unfired or a coarse slot half moved.
 // O(levels); it allocates nothing.
 func (w *Wheel[V]) NextExpiry(limit uint64) uint64 {
@@ -191,29 +203,39 @@ func (w *Wheel[V]) NextExpiry(limit uint64) uint64 {
 }
 
 // next returns the bucket Advance must process next and the tick at which
-// to process it. Any occupied slot of a level is due after every occupied
-// slot of the levels below it, so the lowest occupied level holds the
-// answer.
+// to process it. Among the coarse levels, any occupied slot of a level is
+// due after every occupied slot of the levels below it, so the lowest
+// occupied one holds the candidate; it is compared with level 0's first
+// timer. On a tie the coarse slot goes first, so that its timers for that
+// tick join level 0 before it fires.
 func (w *Wheel[V]) next() (slot int, start uint64, ok bool) {
+	if w.s.occupied == nil {
+		return 0, 0, false
+	}
 	now := w.s.now
-	for l, occ := range w.s.occupied {
+	if occ := w.s.occupied[0]; occ != 0 {
+		// Bit i of the rotated map is the slot of tick now+i; now's own
+		// holds timers of tick now that a bounded advance left.
+		pos := int(now & (levelSlots - 1))
+		i := bits.TrailingZeros64(bits.RotateLeft64(occ, -pos))
+		slot, start, ok = (pos+i)&(levelSlots-1), now+uint64(i), true
+	}
+	for l := 1; l < levelCount; l++ {
+		occ := w.s.occupied[l]
 		if occ == 0 {
 			continue
 		}
 		shift := uint(l * levelBits)
+		// The current slot of a coarse level has already been moved down.
 		pos := uint(now>>shift) & (levelSlots - 1)
-		// The current slot of a coarse level has already been moved down; at
-		// level 0 it holds timers of tick now that a bounded advance left.
-		if l == 0 {
-			occ &= math.MaxUint64 << pos
-		} else {
-			occ &= math.MaxUint64 << pos << 1
-		}
-		s := bits.TrailingZeros64(occ)
+		s := bits.TrailingZeros64(occ & (math.MaxUint64 << pos << 1))
 		block := uint64(1)<<(shift+levelBits) - 1
-		return l<<levelBits | s, now&^block | uint64(s)<<shift, true
+		if c := now&^block | uint64(s)<<shift; !ok || c <= start {
+			return l<<levelBits | s, c, true
+		}
+		break
 	}
-	return 0, 0, false
+	return slot, start, ok
 }
 
 // Advance processes every tick up to and including to, in order, calling
@@ -328,17 +350,16 @@ const presizeFrom = 64
 // in slot), done only when the whole slot moves in one call, so that
 // AdvanceLimit still bounds the work of one call.
 func (w *Wheel[V]) presize(slot int) {
-	l := slot>>levelBits - 1
-	shift := uint(l * levelBits)
+	below := slot>>levelBits - 1
 	var count [levelSlots]int32
 	for _, e := range w.s.buckets[slot].Entries() {
-		if levelOf(w.s.now, e.Deadline) == l {
-			count[e.Deadline>>shift&(levelSlots-1)]++
+		if to := w.slotFor(e.Deadline); to>>levelBits == below {
+			count[to&(levelSlots-1)]++
 		}
 	}
 	for i, n := range count {
 		if n > 0 {
-			w.s.buckets[l<<levelBits|i].Reserve(&w.s.pool, int(n))
+			w.s.buckets[below<<levelBits|i].Reserve(&w.s.pool, int(n))
 		}
 	}
 }
