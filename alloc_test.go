@@ -91,3 +91,44 @@ func TestZeroAllocs(t *testing.T) {
 		require.NotZero(t, fired, "the advance operations fired nothing")
 	})
 }
+
+// TestRearmSteadyState asserts that timers which keep firing and re-arming
+// allocate nothing once warm in the hierarchical wheel, where they crowd one
+// coarse slot after another, each moved down in turn: that used to send the
+// slot's array to the collector every rotation (20 KB per tick at 10k
+// timers). The hashed wheel is not held to it: at 100k timers one of its
+// buckets still reaches a new size class about once in 5000 ticks, which the
+// README states.
+func TestRearmSteadyState(t *testing.T) {
+	for _, after := range []uint64{17, 100} {
+		var w Wheel[*conn]
+		// At 10k timers the arrays fit the shelves' budgets even without
+		// heirs; at 100k they do not.
+		conns := make([]conn, 100_000)
+		seed := uint64(1)
+		rnd := func() uint64 { seed ^= seed << 13; seed ^= seed >> 7; seed ^= seed << 17; return seed }
+		for i := range conns {
+			w.Schedule(&conns[i].timer, 1+rnd()%(2*after), &conns[i])
+		}
+		dst := make([]*conn, 0, len(conns))
+		tick := func() {
+			dst, _ = w.AppendExpired(dst[:0], w.Now()+1, len(conns))
+			for _, c := range dst {
+				w.Schedule(&c.timer, w.Now()+after+rnd()%after, c)
+			}
+		}
+		for range 6*after + 5000 { // past a 4096-tick boundary
+			tick()
+		}
+		// One run of many ticks: AllocsPerRun averages over runs and rounds
+		// down, which would hide an array grown now and then.
+		allocs := testing.AllocsPerRun(1, func() {
+			for range 5000 {
+				tick()
+			}
+		})
+		require.Zero(t, allocs, "after=%d", after)
+		require.Equal(t, len(conns), w.Len())
+		require.NoError(t, w.check())
+	}
+}

@@ -79,6 +79,8 @@ func (s *store[V]) insert(link *packed.Link, slot int, d uint64, v V) {
 	b := &s.buckets[slot]
 	if b.Len() == 0 {
 		s.occupied[slot>>6] |= 1 << (slot & 63)
+	}
+	if b.Len() == b.Cap() {
 		b.Inherit(&s.pool, slot>>6)
 	}
 	b.Push(&s.pool, d, link, v)

@@ -359,7 +359,11 @@ func (w *Wheel[V]) presize(slot int) {
 	}
 	for i, n := range count {
 		if n > 0 {
-			w.s.buckets[below<<levelBits|i].Reserve(&w.s.pool, int(n))
+			b := &w.s.buckets[below<<levelBits|i]
+			if b.Len() == 0 {
+				b.Inherit(&w.s.pool, below)
+			}
+			b.Reserve(&w.s.pool, int(n))
 		}
 	}
 }

@@ -144,14 +144,18 @@ func (b *Bucket[V]) PopMoved(p *Pool[V], group int) Entry[V] {
 	return e
 }
 
-// Inherit gives an empty bucket the array p keeps for group, if any, so
-// that a bucket about to gather as many entries as the last of its group
-// starts at that size. O(1).
+// Inherit moves the bucket to the array p keeps for group, if there is one
+// larger than its own, so that a bucket gathering as many entries as the
+// last of its group did reaches that size at once. Call it when the bucket
+// is empty or full. O(1) when empty or when p keeps nothing for group;
+// O(Len) when it moves, as growing would be.
 func (b *Bucket[V]) Inherit(p *Pool[V], group int) {
-	if cap(b.entries) == 0 {
-		if a := p.inherit(group); a != nil {
+	if a := p.inherit(group, cap(b.entries)); a != nil {
+		if cap(b.entries) == 0 {
 			b.entries = a
+			return
 		}
+		b.move(p, a)
 	}
 }
 

@@ -266,10 +266,11 @@ func (p *Pool[V]) putHeir(a []Entry[V], group int) {
 	p.trimHeirs()
 }
 
-// inherit returns the newest array kept for group, or nil.
-func (p *Pool[V]) inherit(group int) []Entry[V] {
+// inherit returns the newest array kept for group larger than capacity c,
+// or nil.
+func (p *Pool[V]) inherit(group, c int) []Entry[V] {
 	for i := len(p.heirs) - 1; i >= 0; i-- {
-		if p.heirs[i].group == group {
+		if p.heirs[i].group == group && cap(p.heirs[i].a) > c {
 			a := p.heirs[i].a
 			p.dropHeir(i)
 			return a
