@@ -9,10 +9,13 @@
 // its own struct (a connection, a session), and the wheel keeps the holder
 // told where the entry is. Cancelling swap-removes the entry in O(1), moving
 // the last entry of the bucket into the hole and updating its holder. Arrays
-// are recycled among a wheel's buckets, so once the buckets have grown,
-// operations do not allocate (with one exception for the hierarchical wheel,
-// below), and when a burst of timers drains the memory goes back to the
-// garbage collector.
+// are recycled among a wheel's buckets through a pool that keeps what
+// comes back (the array of a bucket that emptied, for the next one to fill;
+// that of a crowded coarse slot, for the next slot of its level), so once
+// the buckets have grown, operations do not allocate, and when a burst of
+// timers drains the memory goes back to the garbage collector. Where bucket
+// sizes keep drifting, a bucket can still reach a new size class now and
+// then; README.md gives the measured rates.
 //
 // Time is a plain tick count that the caller drives with Advance; a wheel
 // never reads a clock, which makes it deterministic under test. [Clock] maps
@@ -22,9 +25,8 @@
 //
 // [Hashed] is a single-level hashed wheel: a timer waits in bucket
 // deadline%Slots for as many revolutions as it needs, and each tick compares
-// the deadlines in one bucket. It is the faster of the two per tick and
-// allocates nothing in every steady state measured (see the benchmarks), so
-// it suits connection timeouts of up to tens of revolutions: with 4096 slots
+// the deadlines in one bucket. It is the faster of the two per tick, so it
+// suits connection timeouts of up to tens of revolutions: with 4096 slots
 // of 1 ms, timeouts of up to a few minutes.
 //
 // [Wheel] is hierarchical: eleven levels of 64 slots cover every 64-bit
@@ -32,9 +34,8 @@
 // every timer fires at its exact tick. A timer's cost does not grow with how
 // far away its deadline is, which suits timeouts of many revolutions and
 // timers of very different lengths in one wheel, and its zero value is ready
-// to use. When most timers wait in one coarse slot that empties and refills
-// each rotation (short timeouts re-armed as they fire, at tens of thousands
-// of timers), that slot's array cycles through the pool and allocates.
+// to use. Timers due within 64 ticks go straight to its first level, so
+// short timeouts that keep firing and re-arming never move between levels.
 //
 // Both implement [Timers]; tests and benchmarks run the same code on both.
 //
