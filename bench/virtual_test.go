@@ -33,6 +33,13 @@ func (p *pacer) tick() bool {
 // timer type: items of type T, the random sequence, the pacer and a count of
 // expiries, with the expiry callback made once so that passing it to Advance
 // allocates nothing.
+//
+// The loops of hashed_test.go, wheel_test.go and heap_test.go are copies
+// on purpose: each calls its implementation's concrete methods, which the
+// compiler can inline. Folded into one generic loop over an interface they
+// paid an indirect call per operation (one run on 2026-11-22, Churn at
+// n=10000: 7.2-8.1 ns became 8.5-13.7 ns for the wheels), which would
+// charge packwheel for the benchmark's structure.
 type virtual[T any] struct {
 	items []T
 	rng   rng
