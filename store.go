@@ -80,10 +80,7 @@ func (s *store[V]) insert(link *packed.Link, slot int, d uint64, v V) {
 	if b.Len() == 0 {
 		s.occupied[slot>>6] |= 1 << (slot & 63)
 	}
-	if b.Len() == b.Cap() {
-		b.Inherit(&s.pool, slot>>6)
-	}
-	b.Push(&s.pool, d, link, v)
+	b.Push(&s.pool, group(slot), d, link, v)
 	link.Slot = uint32(slot + 1)
 	link.Deadline = d
 }
@@ -118,22 +115,25 @@ func (s *store[V]) next(op string) uint64 {
 
 // pop takes the last entry out of bucket slot without moving the others.
 // The entry's holder is left as it was, for the caller to relink or unlink.
-func (s *store[V]) pop(slot int) packed.Entry[V] {
+// moving says the caller puts the entry in another bucket, as a cascade
+// does: the bucket's array, once empty, then goes to the next bucket of its
+// group that grows.
+func (s *store[V]) pop(slot int, moving bool) packed.Entry[V] {
 	b := &s.buckets[slot]
-	e := b.Pop(&s.pool)
+	var e packed.Entry[V]
+	if moving {
+		e = b.PopMoved(&s.pool, group(slot))
+	} else {
+		e = b.Pop(&s.pool)
+	}
 	s.emptied(b, slot)
 	return e
 }
 
-// popMoved is pop for an entry the caller moves to another bucket. The
-// bucket's array, once empty, goes to the next bucket of its group of 64
-// (a level of the hierarchical wheel) that starts filling.
-func (s *store[V]) popMoved(slot int) packed.Entry[V] {
-	b := &s.buckets[slot]
-	e := b.PopMoved(&s.pool, slot>>6)
-	s.emptied(b, slot)
-	return e
-}
+// group returns the group of bucket slot for the pool's heirs: its level,
+// in the hierarchical wheel. The hashed wheel never moves entries between
+// buckets, so its groups are never used.
+func group(slot int) int { return slot >> 6 }
 
 func (s *store[V]) emptied(b *packed.Bucket[V], slot int) {
 	if b.Len() == 0 {

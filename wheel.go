@@ -301,7 +301,7 @@ func (w *Wheel[V]) advance(op string, to uint64, limit int, out *sink[V]) bool {
 			if work == limit {
 				return false
 			}
-			e := w.s.pop(slot)
+			e := w.s.pop(slot, false)
 			unlink(e.Link)
 			work++
 			out.deliver(e.Value)
@@ -326,7 +326,7 @@ func (w *Wheel[V]) cascade(slot int, work *int, limit int) bool {
 		if *work == limit {
 			return false
 		}
-		e := w.s.popMoved(slot)
+		e := w.s.pop(slot, true)
 		d := e.Link.Deadline
 		w.s.insert(e.Link, w.slotFor(d), d, e.Value)
 		*work++
@@ -359,11 +359,7 @@ func (w *Wheel[V]) presize(slot int) {
 	}
 	for i, n := range count {
 		if n > 0 {
-			b := &w.s.buckets[below<<levelBits|i]
-			if b.Len() == 0 {
-				b.Inherit(&w.s.pool, below)
-			}
-			b.Reserve(&w.s.pool, int(n))
+			w.s.buckets[below<<levelBits|i].Reserve(&w.s.pool, below, int(n))
 		}
 	}
 }

@@ -61,13 +61,14 @@ func (b *Bucket[V]) At(i int) *Entry[V] { return &b.entries[i] }
 // bucket and is valid until the bucket is next changed. O(1).
 func (b *Bucket[V]) Entries() []Entry[V] { return b.entries }
 
-// Push appends an entry and sets its Link.Index.
+// Push appends an entry and sets its Link.Index. group names the bucket's
+// group for PopMoved; callers that never use PopMoved pass any constant.
 // O(1) amortized: when the bucket is full it moves to an array of the next
 // size class, taken from p if one is spare.
-func (b *Bucket[V]) Push(p *Pool[V], deadline uint64, link *Link, value V) {
+func (b *Bucket[V]) Push(p *Pool[V], group int, deadline uint64, link *Link, value V) {
 	n := len(b.entries)
 	if n == cap(b.entries) {
-		b.move(p, p.grow(classOf(n)+1, n))
+		b.move(p, p.grow(classOf(n)+1, n, group))
 	}
 	b.entries = b.entries[:n+1]
 	b.entries[n] = Entry[V]{Deadline: deadline, Link: link, Value: value}
@@ -78,10 +79,10 @@ func (b *Bucket[V]) Push(p *Pool[V], deadline uint64, link *Link, value V) {
 // Reserve makes room for n more entries in one move, to an array of the
 // class that holds them, where Push would grow through each class in turn:
 // a caller about to add many entries at once saves the copies and the
-// arrays in between. O(Len) when it moves.
-func (b *Bucket[V]) Reserve(p *Pool[V], n int) {
+// arrays in between. group is as for Push. O(Len) when it moves.
+func (b *Bucket[V]) Reserve(p *Pool[V], group, n int) {
 	if len(b.entries)+n > cap(b.entries) {
-		b.move(p, p.grow(classFor(len(b.entries)+n), len(b.entries)))
+		b.move(p, p.grow(classFor(len(b.entries)+n), len(b.entries), group))
 	}
 }
 
@@ -96,7 +97,7 @@ func (b *Bucket[V]) Remove(p *Pool[V], i int) Entry[V] {
 		b.entries[i] = moved
 		moved.Link.Index = uint32(i)
 	}
-	b.shorten(p, last)
+	b.shorten(p, last, noGroup)
 	return e
 }
 
@@ -120,53 +121,38 @@ func (b *Bucket[V]) Shrink(p *Pool[V]) {
 // Pop deletes and returns the last entry; no other entry moves. The array
 // goes back to p when the bucket empties. O(1). It panics if the bucket is
 // empty.
-func (b *Bucket[V]) Pop(p *Pool[V]) Entry[V] {
-	last := len(b.entries) - 1
-	e := b.entries[last]
-	b.shorten(p, last)
-	return e
-}
+func (b *Bucket[V]) Pop(p *Pool[V]) Entry[V] { return b.pop(p, noGroup) }
 
 // PopMoved is Pop for an entry that the caller moves to another bucket of
 // the same pool, as a hierarchical wheel moves a coarse slot's timers down.
 // When the bucket empties, p keeps its array for the next bucket of group
-// to Inherit, even beyond its usual spare budget. O(1).
-func (b *Bucket[V]) PopMoved(p *Pool[V], group int) Entry[V] {
+// (as passed to Push and Reserve) that grows, even beyond its usual spare
+// budget. O(1).
+func (b *Bucket[V]) PopMoved(p *Pool[V], group int) Entry[V] { return b.pop(p, group) }
+
+func (b *Bucket[V]) pop(p *Pool[V], heirOf int) Entry[V] {
 	last := len(b.entries) - 1
 	e := b.entries[last]
-	b.entries[last] = Entry[V]{}
-	b.entries = b.entries[:last]
-	p.live--
-	if last == 0 {
-		p.putHeir(b.entries, group)
-		b.entries = nil
-	}
+	b.shorten(p, last, heirOf)
 	return e
 }
 
-// Inherit moves the bucket to the array p keeps for group, if there is one
-// larger than its own, so that a bucket gathering as many entries as the
-// last of its group did reaches that size at once. Call it when the bucket
-// is empty or full. O(1) when empty or when p keeps nothing for group;
-// O(Len) when it moves, as growing would be.
-func (b *Bucket[V]) Inherit(p *Pool[V], group int) {
-	if a := p.inherit(group, cap(b.entries)); a != nil {
-		if cap(b.entries) == 0 {
-			b.entries = a
-			return
-		}
-		b.move(p, a)
-	}
-}
+// noGroup marks an array released with no heir to keep it for.
+const noGroup = -1
 
 // shorten drops the tail entry, zeroing it so the array does not keep the
-// value reachable, and releases the array once the bucket is empty.
-func (b *Bucket[V]) shorten(p *Pool[V], last int) {
+// value reachable, and releases the array once the bucket is empty: as an
+// heir of group heirOf, or to the shelf of vacated arrays for noGroup.
+func (b *Bucket[V]) shorten(p *Pool[V], last, heirOf int) {
 	b.entries[last] = Entry[V]{}
 	b.entries = b.entries[:last]
 	p.live--
 	if last == 0 {
-		p.putVacated(b.entries)
+		if heirOf == noGroup {
+			p.putVacated(b.entries)
+		} else {
+			p.putHeir(b.entries, heirOf)
+		}
 		b.entries = nil
 	}
 }

@@ -25,7 +25,7 @@ func TestBucketKeepsLinks(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	for range 20_000 {
 		if id := r.IntN(len(links)); !live[id] {
-			b.Push(&p, uint64(id), &links[id], id)
+			b.Push(&p, 0, uint64(id), &links[id], id)
 			live[id] = true
 		} else {
 			i := int(links[id].Index)
@@ -51,7 +51,7 @@ func TestRemoveClearsTail(t *testing.T) {
 	var links [3]Link
 	x := new(int)
 	for i := range links {
-		b.Push(&p, 1, &links[i], x)
+		b.Push(&p, 0, 1, &links[i], x)
 	}
 	b.Remove(&p, 0)
 	require.Nil(t, b.entries[:3][2].Value, "a removed value must not stay reachable")
@@ -65,7 +65,7 @@ func TestShrinkHysteresis(t *testing.T) {
 	var b Bucket[int]
 	links := make([]Link, 10_000)
 	for i := range links {
-		b.Push(&p, uint64(i), &links[i], i)
+		b.Push(&p, 0, uint64(i), &links[i], i)
 	}
 	full := b.Cap()
 	for b.Len() > len(links)/5 {
@@ -81,7 +81,7 @@ func TestShrinkHysteresis(t *testing.T) {
 	n := b.Len()
 	for range 1000 { // hover: up and down by a few entries
 		for j := range 5 {
-			b.Push(&p, uint64(n+j), &links[n+j], n+j)
+			b.Push(&p, 0, uint64(n+j), &links[n+j], n+j)
 		}
 		for range 5 {
 			b.Remove(&p, b.Len()-1)
@@ -109,7 +109,7 @@ func TestPoolRecycles(t *testing.T) {
 		}
 		for i := range links[:1000+turn%50] {
 			if links[i].Slot == 0 {
-				b.Push(&p, 1, &links[i], i)
+				b.Push(&p, 0, 1, &links[i], i)
 				links[i].Slot = 1
 			}
 		}
@@ -136,7 +136,7 @@ func TestPoolBudget(t *testing.T) {
 	buckets := make([]Bucket[int], 64)
 	links := make([]Link, 200_000)
 	for i := range links {
-		buckets[i%len(buckets)].Push(&p, 1, &links[i], i)
+		buckets[i%len(buckets)].Push(&p, 0, 1, &links[i], i)
 	}
 	require.Equal(t, len(links), p.Live())
 	require.LessOrEqual(t, p.Spare(), p.Live()/4+spareFloor/2, "arrays outgrown while filling")
@@ -166,52 +166,54 @@ func TestReserve(t *testing.T) {
 	var p Pool[int]
 	var b Bucket[int]
 	links := make([]Link, 3000)
-	b.Push(&p, 0, &links[0], 0)
-	b.Reserve(&p, len(links)-1)
+	b.Push(&p, 0, 0, &links[0], 0)
+	b.Reserve(&p, 0, len(links)-1)
 	c := b.Cap()
 	require.GreaterOrEqual(t, c, len(links))
 	for i := 1; i < len(links); i++ {
-		b.Push(&p, uint64(i), &links[i], i)
+		b.Push(&p, 0, uint64(i), &links[i], i)
 	}
 	require.Equal(t, c, b.Cap(), "a reserved bucket grew again")
 	checkLinks(t, &b)
-	b.Reserve(&p, 0)
+	b.Reserve(&p, 0, 0)
 	require.Equal(t, c, b.Cap(), "Reserve of room it has moved the bucket")
 }
 
 // TestHeirs checks that the array of a bucket emptied by PopMoved goes to
-// the next bucket of its group that starts filling, not to another group,
+// the next bucket of its group that grows, not to another group,
 // and that heirs are let go once the live entries drop.
 func TestHeirs(t *testing.T) {
 	var p Pool[int]
 	var crowd, next, other, keep Bucket[int]
 	links := make([]Link, 5000)
 	for i := range links[:4000] {
-		crowd.Push(&p, uint64(i), &links[i], i)
+		crowd.Push(&p, 0, uint64(i), &links[i], i)
 	}
 	for i := 4000; i < len(links); i++ {
-		keep.Push(&p, uint64(i), &links[i], i)
+		keep.Push(&p, 0, uint64(i), &links[i], i)
 	}
 	big := crowd.Cap()
 	for crowd.Len() > 0 {
 		e := crowd.PopMoved(&p, 1)
-		keep.Push(&p, e.Deadline, e.Link, e.Value) // the crowd moves on
+		keep.Push(&p, 0, e.Deadline, e.Link, e.Value) // the crowd moves on
 	}
 	require.Equal(t, big, p.Spare()-p.outgrown.spare-p.vacated.spare, "the crowd's array is kept")
-	other.Inherit(&p, 2)
-	require.Zero(t, other.Cap(), "a bucket of another group inherited")
-	next.Inherit(&p, 1)
+	var extra [2]Link
+	other.Push(&p, 2, 0, &extra[0], 0)
+	require.Less(t, other.Cap(), big, "a bucket of another group inherited")
+	other.Pop(&p)
+	next.Push(&p, 1, 0, &extra[1], 0)
 	require.Equal(t, big, next.Cap(), "the next bucket of the group did not inherit")
 	require.Zero(t, p.heirCap)
 
 	// Move the crowd again, then let every timer go: the heir goes too.
 	for range 3000 {
 		e := keep.Pop(&p)
-		next.Push(&p, e.Deadline, e.Link, e.Value)
+		next.Push(&p, 1, e.Deadline, e.Link, e.Value)
 	}
 	for next.Len() > 0 {
 		e := next.PopMoved(&p, 1)
-		keep.Push(&p, e.Deadline, e.Link, e.Value)
+		keep.Push(&p, 0, e.Deadline, e.Link, e.Value)
 	}
 	require.Equal(t, big, p.heirCap)
 	for keep.Len() > 0 {
@@ -229,7 +231,7 @@ func TestShelves(t *testing.T) {
 	buckets := make([]Bucket[int], 40)
 	links := make([]Link, 400_000)
 	for i := range links {
-		buckets[i%len(buckets)].Push(&p, 1, &links[i], i)
+		buckets[i%len(buckets)].Push(&p, 0, 1, &links[i], i)
 	}
 	require.LessOrEqual(t, p.outgrown.spare, p.Live()/4+spareFloor/2)
 	require.Zero(t, p.vacated.spare)
@@ -247,7 +249,7 @@ func TestShelves(t *testing.T) {
 		for i := range buckets[:10] {
 			for j := range 10_000 {
 				l := &links[i+40*j]
-				buckets[i].Push(&p, 1, l, i)
+				buckets[i].Push(&p, 0, 1, l, i)
 			}
 		}
 		for i := range buckets[:10] {

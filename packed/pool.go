@@ -113,14 +113,19 @@ func (p *Pool[V]) Live() int { return p.live }
 // reuse. O(1).
 func (p *Pool[V]) Spare() int { return p.outgrown.spare + p.vacated.spare + p.heirCap }
 
-// grow returns an empty array for a bucket of n entries growing to class c:
-// the smallest spare of class c or larger, or a new one of class c. A
+// grow returns an empty array for a bucket of group with n entries growing
+// to class c: an heir kept for group of class c or larger, else the
+// smallest spare of class c or larger, else a new one of class c. An heir
+// may be far larger: it is what the last bucket of the group gathered. A
 // bucket already past jumpFrom entries may take any larger spare: that is
 // how a bucket that refills every rotation, as a coarse slot of a
 // hierarchical wheel does, jumps straight to the array the last one
 // released instead of growing through every class again. A smaller one
 // takes at most a few classes more, so it does not sit on a huge array.
-func (p *Pool[V]) grow(c, n int) []Entry[V] {
+func (p *Pool[V]) grow(c, n, group int) []Entry[V] {
+	if a := p.inherit(group, classCaps[c]); a != nil {
+		return a
+	}
 	top := max(len(p.outgrown.free), len(p.vacated.free))
 	if n < jumpFrom {
 		top = min(top, c+smallJump+1)
@@ -257,7 +262,6 @@ func (p *Pool[V]) putHeir(a []Entry[V], group int) {
 		p.putVacated(a)
 		return
 	}
-	p.trimHeirs()
 	if len(p.heirs) == maxHeirs {
 		p.dropHeir(0)
 	}
@@ -266,11 +270,11 @@ func (p *Pool[V]) putHeir(a []Entry[V], group int) {
 	p.trimHeirs()
 }
 
-// inherit returns the newest array kept for group larger than capacity c,
-// or nil.
-func (p *Pool[V]) inherit(group, c int) []Entry[V] {
+// inherit returns the newest array kept for group of capacity least or
+// more, or nil.
+func (p *Pool[V]) inherit(group, least int) []Entry[V] {
 	for i := len(p.heirs) - 1; i >= 0; i-- {
-		if p.heirs[i].group == group && cap(p.heirs[i].a) > c {
+		if p.heirs[i].group == group && cap(p.heirs[i].a) >= least {
 			a := p.heirs[i].a
 			p.dropHeir(i)
 			return a
