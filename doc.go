@@ -34,8 +34,11 @@
 // every timer fires at its exact tick. A timer's cost does not grow with how
 // far away its deadline is, which suits timeouts of many revolutions and
 // timers of very different lengths in one wheel, and its zero value is ready
-// to use. Timers due within 64 ticks go straight to its first level, so
-// short timeouts that keep firing and re-arming never move between levels.
+// to use. Each level is a ring of the blocks after the current tick's, and a
+// timer's distance sets its level: timers due within 64 ticks go straight
+// to the first level, and timeouts that keep firing and re-arming move the
+// same way each time rather than piling into a coarser level whenever their
+// deadlines cross a block boundary.
 //
 // Both implement [Timers]; tests and benchmarks run the same code on both.
 //

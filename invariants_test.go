@@ -57,9 +57,9 @@ func checkStore[V any](s *store[V], placed func(slot int, e *packed.Entry[V]) er
 // check verifies that every entry sits at level L slot s where s is the L-th
 // digit of its deadline: at level 0, within the 64 ticks from now (in now's
 // own slot only for timers of tick now left by a bounded advance); at a
-// coarse level, in the same block of the level above as now, in a slot
-// after now's, and 64 ticks or more away when it was placed, so never due
-// within 64 ticks of the start of its slot's block.
+// coarse level, in one of the 63 blocks of its ring after now's, or in
+// now's block only if a bounded advance left it, or a coarser slot of the
+// same tick, half moved down.
 func (w *Wheel[V]) check() error {
 	if w.s.buckets == nil {
 		return nil
@@ -70,6 +70,7 @@ func (w *Wheel[V]) check() error {
 		shift := uint(l * levelBits)
 		d := e.Deadline
 		pos := int(now>>shift) & (levelSlots - 1)
+		ahead := d>>shift - now>>shift // blocks after now's
 		switch {
 		case int(d>>shift)&(levelSlots-1) != s:
 			return fmt.Errorf("level %d slot %d holds the wrong digit", l, s)
@@ -82,16 +83,31 @@ func (w *Wheel[V]) check() error {
 		case l == 0:
 		case slot == w.cascading-1:
 			// A coarse slot half moved down: its timers are due from now on.
-			if d < now || d>>shift != now>>shift {
+			if d < now || ahead != 0 {
 				return fmt.Errorf("level %d slot %d, half moved, holds a deadline outside it", l, s)
 			}
-		case shift+levelBits < 64 && d>>(shift+levelBits) != now>>(shift+levelBits):
-			return fmt.Errorf("level %d: deadline outside now's block", l)
-		case s <= pos:
-			return fmt.Errorf("level %d slot %d is not after now's slot %d", l, s, pos)
+		case ahead == 0 && w.cascading != 0 && l < (w.cascading-1)>>levelBits:
+			// Due at now too, after the coarser slot a bounded advance
+			// left half moved.
+		case ahead == 0 || ahead >= levelSlots:
+			return fmt.Errorf("level %d: deadline %d blocks after now's, outside the ring", l, ahead)
 		}
 		return nil
 	})
+}
+
+// nextWork is NextExpiry's answer computed the slow way: the least tick at
+// which an entry must be visited, its deadline at level 0 and the start of
+// its block at a coarse level, but never before now.
+func (w *Wheel[V]) nextWork() uint64 {
+	least := uint64(math.MaxUint64)
+	for slot := range w.s.buckets {
+		shift := uint(slot>>levelBits) * levelBits
+		for _, e := range w.s.buckets[slot].Entries() {
+			least = min(least, max(w.s.now, e.Deadline>>shift<<shift))
+		}
+	}
+	return least
 }
 
 // check verifies that every entry sits in bucket deadline%Slots, that

@@ -6,11 +6,11 @@ import (
 )
 
 // The hierarchical wheel has levels of 64 slots; level L slot s holds timers
-// whose deadline's L-th base-64 digit is s. Level 0 is a ring of the next 64
-// ticks; each coarser level holds the timers of the current block of the
-// level above. Eleven levels cover every bit of a 64-bit tick, so no
-// deadline is ever out of range or needs an overflow list, and every timer
-// fires at its exact tick.
+// whose deadline's L-th base-64 digit is s. Each level is a ring: level L
+// holds the timers due in the 63 blocks of 64^L ticks after the current
+// one, and level 0 the next 64 ticks. Eleven levels cover every bit of a
+// 64-bit tick, so no deadline is ever out of range or needs an overflow
+// list, and every timer fires at its exact tick.
 const (
 	levelBits  = 6
 	levelSlots = 1 << levelBits
@@ -19,12 +19,14 @@ const (
 
 // Wheel is a hierarchical timer wheel: 11 levels of 64 slots, each level 64
 // times coarser than the one below, with one 64-bit occupancy bitmap per
-// level. A timer due within 64 ticks goes straight to level 0, a ring of
-// exact ticks; a later one is placed at the level of the highest base-64
-// digit in which its deadline differs from Now, found in O(1) with
-// math/bits. As time reaches a coarse slot, its timers move down, and every
-// timer fires at its exact tick. Short timeouts that keep firing and
-// re-arming thus never move between levels.
+// level. Every level is a ring of the blocks after Now's: a timer due within
+// 64 ticks goes straight to level 0, a ring of exact ticks, and a later one
+// to the lowest level whose ring reaches it, found in O(1) from the highest
+// bit of its distance with math/bits. As time reaches a coarse slot, its
+// timers move down, and every timer fires at its exact tick. A timeout's
+// length sets its level, so timers that keep firing and re-arming
+// with the same timeout move down the same way every time, and never pile
+// up in a coarser level because their deadlines cross a block boundary.
 //
 // Schedule, ScheduleRange and Cancel are O(1). NextExpiry is O(levels), and
 // Advance costs O(levels) per occupied slot it reaches plus O(1) per timer
@@ -51,23 +53,35 @@ func (w *Wheel[V]) ready() {
 	}
 }
 
-// levelOf returns the level at which a deadline d is placed when the wheel
-// is at tick now: that of the highest base-64 digit in which they differ.
-func levelOf(now, d uint64) int {
-	return (bits.Len64((now^d)|(levelSlots-1)) - 1) / levelBits
+// levelFor returns the level at which a deadline d >= now is placed when the
+// wheel is at tick now: the lowest whose ring reaches it. Level L is a ring
+// of 64 blocks of 64^L ticks, now's block and the 63 after it, and a block
+// lands in slot block%64. The level is that of the highest bit of d-now,
+// or the one above when d lies exactly 64 blocks on: O(1).
+//
+// The textbook choice, the highest base-64 digit in which now and d differ,
+// places by digits alone, so every timer whose short delay crosses a
+// boundary of a coarse block is sent to the coarser level: ahead of each
+// crossing of a 4096-tick boundary, a server re-arming 100-tick timeouts
+// would pile all of them into one level-2 slot and then move them all down
+// on a single tick, and one 64 ticks away would climb a level for half of
+// them. By distance, a delay sets the level and a timer never climbs one
+// for a boundary.
+func levelFor(now, d uint64) int {
+	diff := d - now
+	if diff < levelSlots {
+		return 0
+	}
+	l := (bits.Len64(diff) - 1) / levelBits
+	if shift := uint(l * levelBits); d>>shift-now>>shift >= levelSlots {
+		l++
+	}
+	return l
 }
 
-// slotFor returns the bucket a deadline d >= now belongs in. Placing every
-// deadline of the next 64 ticks at level 0, rather than only those in
-// now's block of 64 as the digits alone would, keeps a timeout shorter
-// than 64 ticks out of the coarse levels: otherwise half of such timers
-// would wait in the one slot of the next block, which fills and moves down
-// every 64 ticks.
+// slotFor returns the bucket a deadline d >= now belongs in.
 func (w *Wheel[V]) slotFor(d uint64) int {
-	if d-w.s.now < levelSlots {
-		return int(d & (levelSlots - 1))
-	}
-	l := levelOf(w.s.now, d)
+	l := levelFor(w.s.now, d)
 	return l<<levelBits | int(d>>(l*levelBits)&(levelSlots-1))
 }
 
@@ -140,10 +154,13 @@ func (w *Wheel[V]) pick(lo, hi uint64) uint64 {
 // moves returns how many times a timer for deadline d, scheduled at tick
 // now, will move down a level before it fires.
 func moves(now, d uint64) int {
-	if d-now < levelSlots || d <= now {
+	if d <= now {
 		return 0
 	}
-	l := levelOf(now, d)
+	l := levelFor(now, d)
+	if l == 0 {
+		return 0
+	}
 	n := 1
 	for k := 1; k < l; k++ {
 		if d>>(k*levelBits)&(levelSlots-1) != 0 {
@@ -203,37 +220,37 @@ func (w *Wheel[V]) NextExpiry(limit uint64) uint64 {
 }
 
 // next returns the bucket Advance must process next and the tick at which
-// to process it. Among the coarse levels, any occupied slot of a level is
-// due after every occupied slot of the levels below it, so the lowest
-// occupied one holds the candidate; it is compared with level 0's first
-// timer. On a tie the coarse slot goes first, so that its timers for that
-// tick join level 0 before it fires.
+// to process it: the earliest first occupied slot of the levels' rings. A
+// coarse ring reaches further than the rings above it begin, so levels are
+// looked at from level 0 up until the next block of a level starts after
+// the best slot found, as every level above starts later still. On a tie
+// the coarser slot goes first, so that its timers for that tick join the
+// level below before it is processed.
 func (w *Wheel[V]) next() (slot int, start uint64, ok bool) {
 	if w.s.occupied == nil {
 		return 0, 0, false
 	}
 	now := w.s.now
-	if occ := w.s.occupied[0]; occ != 0 {
-		// Bit i of the rotated map is the slot of tick now+i; now's own
-		// holds timers of tick now that a bounded advance left.
-		pos := int(now & (levelSlots - 1))
-		i := bits.TrailingZeros64(bits.RotateLeft64(occ, -pos))
-		slot, start, ok = (pos+i)&(levelSlots-1), now+uint64(i), true
-	}
-	for l := 1; l < levelCount; l++ {
+	for l := range levelCount {
 		occ := w.s.occupied[l]
 		if occ == 0 {
 			continue
 		}
 		shift := uint(l * levelBits)
-		// The current slot of a coarse level has already been moved down.
-		pos := uint(now>>shift) & (levelSlots - 1)
-		s := bits.TrailingZeros64(occ & (math.MaxUint64 << pos << 1))
-		block := uint64(1)<<(shift+levelBits) - 1
-		if c := now&^block | uint64(s)<<shift; !ok || c <= start {
-			return l<<levelBits | s, c, true
+		// A coarse slot of now's own block is due now, and can hold
+		// timers only when now starts that block: a bounded advance
+		// stopped there, or a coarser slot of the same tick went first.
+		if ok && now&(1<<shift-1) != 0 && (now>>shift+1)<<shift > start {
+			break
 		}
-		break
+		// Bit i of the rotated map is the slot of the i-th block after
+		// now's; now's own slot at level 0 holds timers of tick now that a
+		// bounded advance left.
+		pos := int(now>>shift) & (levelSlots - 1)
+		i := bits.TrailingZeros64(bits.RotateLeft64(occ, -pos))
+		if c := max(now, (now>>shift+uint64(i))<<shift); !ok || c <= start {
+			slot, start, ok = l<<levelBits|(pos+i)&(levelSlots-1), c, true
+		}
 	}
 	return slot, start, ok
 }
@@ -339,27 +356,29 @@ func (w *Wheel[V]) cascade(slot int, work *int, limit int) bool {
 // presize pays for its pass over them.
 const presizeFrom = 64
 
-// presize grows each bucket of the level below that the timers of a coarse
-// slot, about to move down, will land in, once and to the size it will
-// reach. Otherwise the dozens of buckets that a crowded slot spreads into
-// all grow at the same moment a class at a time, which needs more spare
-// arrays at once than the pool keeps and has it allocate on every rotation.
-// It counts by the entries' own deadlines, which are sequential in memory;
-// a timer postponed in place moves further than that, so its bucket may
-// end up a little larger than needed, never too small to work. O(entries
-// in slot), done only when the whole slot moves in one call, so that
-// AdvanceLimit still bounds the work of one call.
+// presize grows each bucket of the levels below that the timers of a
+// coarse slot, about to move down, will land in, once and to the size it
+// will reach. Otherwise the dozens of buckets that a crowded slot spreads
+// into all grow at the same moment a class at a time, which needs more
+// spare arrays at once than the pool keeps and has it allocate on every
+// rotation. Most go one level down; those due within 64 ticks go to level
+// 0, and a late advance may send some further. It counts by the entries'
+// own deadlines, which are sequential in memory; a timer postponed in
+// place moves further than that, so its bucket may end up a little larger
+// than needed, never too small to work. O(entries in slot), done only when
+// the whole slot moves in one call, so that AdvanceLimit still bounds the
+// work of one call.
 func (w *Wheel[V]) presize(slot int) {
-	below := slot>>levelBits - 1
-	var count [levelSlots]int32
+	below := slot &^ (levelSlots - 1) // the first slot of the slot's level
+	var count [(levelCount - 1) * levelSlots]int32
 	for _, e := range w.s.buckets[slot].Entries() {
-		if to := w.slotFor(e.Deadline); to>>levelBits == below {
-			count[to&(levelSlots-1)]++
+		if to := w.slotFor(e.Deadline); to < below {
+			count[to]++
 		}
 	}
-	for i, n := range count {
+	for to, n := range count[:below] {
 		if n > 0 {
-			w.s.buckets[below<<levelBits|i].Reserve(&w.s.pool, below, int(n))
+			w.s.buckets[to].Reserve(&w.s.pool, group(to), int(n))
 		}
 	}
 }
