@@ -113,19 +113,14 @@ func (s *store[V]) next(op string) uint64 {
 	return s.now + 1
 }
 
-// pop takes the last entry out of bucket slot without moving the others.
-// The entry's holder is left as it was, for the caller to relink or unlink.
-// moving says the caller puts the entry in another bucket, as a cascade
-// does: the bucket's array, once empty, then goes to the next bucket of its
-// group that grows.
-func (s *store[V]) pop(slot int, moving bool) packed.Entry[V] {
+// pop takes the last entry out of bucket slot without moving the others,
+// for a bucket being drained as its time comes. The entry's holder is left
+// as it was, for the caller to relink or unlink. Once empty, the bucket's
+// array goes to the next bucket of its group that grows: the next slot of
+// the level, which the timers that re-arm are filling.
+func (s *store[V]) pop(slot int) packed.Entry[V] {
 	b := &s.buckets[slot]
-	var e packed.Entry[V]
-	if moving {
-		e = b.PopMoved(&s.pool, group(slot))
-	} else {
-		e = b.Pop(&s.pool)
-	}
+	e := b.PopRefill(&s.pool, group(slot))
 	s.emptied(b, slot)
 	return e
 }

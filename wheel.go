@@ -318,7 +318,7 @@ func (w *Wheel[V]) advance(op string, to uint64, limit int, out *sink[V]) bool {
 			if work == limit {
 				return false
 			}
-			e := w.s.pop(slot, false)
+			e := w.s.pop(slot)
 			unlink(e.Link)
 			work++
 			out.deliver(e.Value)
@@ -343,7 +343,7 @@ func (w *Wheel[V]) cascade(slot int, work *int, limit int) bool {
 		if *work == limit {
 			return false
 		}
-		e := w.s.pop(slot, true)
+		e := w.s.pop(slot)
 		d := e.Link.Deadline
 		w.s.insert(e.Link, w.slotFor(d), d, e.Value)
 		*work++

@@ -62,7 +62,7 @@ func (b *Bucket[V]) At(i int) *Entry[V] { return &b.entries[i] }
 func (b *Bucket[V]) Entries() []Entry[V] { return b.entries }
 
 // Push appends an entry and sets its Link.Index. group names the bucket's
-// group for PopMoved; callers that never use PopMoved pass any constant.
+// group for PopRefill; callers that never use PopRefill pass any constant.
 // O(1) amortized: when the bucket is full it moves to an array of the next
 // size class, taken from p if one is spare.
 func (b *Bucket[V]) Push(p *Pool[V], group int, deadline uint64, link *Link, value V) {
@@ -123,12 +123,13 @@ func (b *Bucket[V]) Shrink(p *Pool[V]) {
 // empty.
 func (b *Bucket[V]) Pop(p *Pool[V]) Entry[V] { return b.pop(p, noGroup) }
 
-// PopMoved is Pop for an entry that the caller moves to another bucket of
-// the same pool, as a hierarchical wheel moves a coarse slot's timers down.
+// PopRefill is Pop for a bucket of a group whose buckets empty and refill
+// in turn, as a hierarchical wheel's slots do when their timers fire or
+// move down a level while the timers that re-arm gather in the next slot.
 // When the bucket empties, p keeps its array for the next bucket of group
 // (as passed to Push and Reserve) that grows, even beyond its usual spare
 // budget. O(1).
-func (b *Bucket[V]) PopMoved(p *Pool[V], group int) Entry[V] { return b.pop(p, group) }
+func (b *Bucket[V]) PopRefill(p *Pool[V], group int) Entry[V] { return b.pop(p, group) }
 
 func (b *Bucket[V]) pop(p *Pool[V], heirOf int) Entry[V] {
 	last := len(b.entries) - 1

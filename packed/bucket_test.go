@@ -179,7 +179,7 @@ func TestReserve(t *testing.T) {
 	require.Equal(t, c, b.Cap(), "Reserve of room it has moved the bucket")
 }
 
-// TestHeirs checks that the array of a bucket emptied by PopMoved goes to
+// TestHeirs checks that the array of a bucket emptied by PopRefill goes to
 // the next bucket of its group that grows, not to another group,
 // and that heirs are let go once the live entries drop.
 func TestHeirs(t *testing.T) {
@@ -194,7 +194,7 @@ func TestHeirs(t *testing.T) {
 	}
 	big := crowd.Cap()
 	for crowd.Len() > 0 {
-		e := crowd.PopMoved(&p, 1)
+		e := crowd.PopRefill(&p, 1)
 		keep.Push(&p, 0, e.Deadline, e.Link, e.Value) // the crowd moves on
 	}
 	require.Equal(t, big, p.Spare()-p.outgrown.spare-p.vacated.spare, "the crowd's array is kept")
@@ -212,7 +212,7 @@ func TestHeirs(t *testing.T) {
 		next.Push(&p, 1, e.Deadline, e.Link, e.Value)
 	}
 	for next.Len() > 0 {
-		e := next.PopMoved(&p, 1)
+		e := next.PopRefill(&p, 1)
 		keep.Push(&p, 0, e.Deadline, e.Link, e.Value)
 	}
 	require.Equal(t, big, p.heirCap)
@@ -223,9 +223,69 @@ func TestHeirs(t *testing.T) {
 	require.LessOrEqual(t, p.Spare(), spareFloor)
 }
 
+// TestHeirsPerGroup checks that each group keeps its own heirs: a group
+// that hands down arrays often does not push out the one heir of a group
+// that refills rarely, its own oldest goes to the vacated shelf instead of
+// the collector, and the heir budget cuts a group's second heir before any
+// group's last.
+func TestHeirsPerGroup(t *testing.T) {
+	var p Pool[int]
+	links := make([]Link, 60_000)
+	var hold Bucket[int] // keeps the live entries up while crowds move
+	for i := range links {
+		hold.Push(&p, 0, 0, &links[i], i)
+	}
+	// crowd moves n entries into each of k buckets of group g, then
+	// empties them all.
+	crowd := func(g, k, n int) int {
+		b := make([]Bucket[int], k)
+		for i := range b {
+			for range n {
+				e := hold.Pop(&p)
+				b[i].Push(&p, g, e.Deadline, e.Link, e.Value)
+			}
+		}
+		c := b[0].Cap()
+		for i := range b {
+			for b[i].Len() > 0 {
+				e := b[i].PopRefill(&p, g)
+				hold.Push(&p, 0, e.Deadline, e.Link, e.Value)
+			}
+		}
+		return c
+	}
+	rare := crowd(2, 1, 20_000)
+	crowd(1, 5, 2_000)
+	heirs := func(g int) (n int) {
+		for _, h := range p.heirs {
+			if h.group == g {
+				n++
+			}
+		}
+		return n
+	}
+	require.Equal(t, []int{1, maxHeirs}, []int{heirs(2), heirs(1)}, "group 1 pushed out group 2's heir")
+	require.Positive(t, p.vacated.spare, "a pushed-out heir went to the collector")
+
+	// Let entries go until the budget is half an heir short: it cuts group
+	// 1's older heir, not group 2's, though group 2's is the oldest.
+	require.Equal(t, 2, p.heirs[0].group)
+	live := (p.heirCap - cap(p.heirs[1].a)/2 - spareFloor/2) / 2
+	for hold.Len() > live {
+		hold.Pop(&p)
+	}
+	hold.Shrink(&p) // heirs are cut at the next release
+	require.Equal(t, []int{1, 1}, []int{heirs(2), heirs(1)})
+
+	var b Bucket[int]
+	var l Link
+	b.Push(&p, 2, 0, &l, 0)
+	require.Equal(t, rare, b.Cap(), "group 2's next bucket did not inherit")
+}
+
 // TestShelves checks the two budgets: arrays outgrown while a bucket fills
 // are kept up to a quarter of the live entries, arrays of emptied buckets
-// up to all of them.
+// up to one and a half times them.
 func TestShelves(t *testing.T) {
 	var p Pool[int]
 	buckets := make([]Bucket[int], 40)
@@ -243,7 +303,7 @@ func TestShelves(t *testing.T) {
 		}
 	}
 	require.Positive(t, p.vacated.spare)
-	require.LessOrEqual(t, p.vacated.spare, p.Live()+spareFloor/2)
+	require.LessOrEqual(t, p.vacated.spare, p.Live()+p.Live()/2+spareFloor/2)
 	// Refill them: the vacated arrays come back, nothing is allocated.
 	refill := func() {
 		for i := range buckets[:10] {

@@ -46,9 +46,14 @@ const spareFloor = 4096
 //   - An array of a bucket that emptied is what the next bucket to fill
 //     wants, as when a hierarchical wheel moves a crowded coarse slot down
 //     and then fills the next one, or a level-0 slot fires and its timers
-//     re-arm. Those are kept up to the live entries plus the floor: the
-//     entries that left the array still exist, elsewhere in the wheel, and
-//     may come back. When they go for good, as a burst drains, the budget
+//     re-arm. Those are kept up to one and a half times the live entries
+//     plus the floor: the entries that left the array still exist,
+//     elsewhere in the wheel, and may come back, and an array has room for
+//     up to half again its entries. When a whole wheel's timers pass
+//     through the 64 slots of level 0 every 64 ticks, the arrays of all of
+//     them are on the shelf at once, and a budget of the live entries alone
+//     let a few go to the collector every rotation (1.7 KB a tick at 100k
+//     timers). When the entries go for good, as a burst drains, the budget
 //     falls with them and the shelf is cut back at the next release.
 //
 // The zero value is an empty pool ready to use. A Pool must not be copied
@@ -66,7 +71,7 @@ type Pool[V any] struct {
 
 	// heirs holds, oldest first, arrays of buckets whose entries all moved
 	// to other buckets, each kept for the next bucket of its group to
-	// inherit (see Bucket.PopMoved); heirCap is their total capacity.
+	// inherit (see Bucket.PopRefill); heirCap is their total capacity.
 	heirs   []heir[V]
 	heirCap int
 }
@@ -199,7 +204,7 @@ func (p *Pool[V]) outgrownBudget() int {
 	return p.live>>shift + spareFloor/2
 }
 
-func (p *Pool[V]) vacatedBudget() int { return p.live + spareFloor/2 }
+func (p *Pool[V]) vacatedBudget() int { return p.live + p.live/2 + spareFloor/2 }
 
 // put shelves a under budget, or lets the garbage collector have it when it
 // does not fit. To make room it drops the spares that have waited longest:
@@ -245,25 +250,39 @@ func (sh *shelf[V]) trim(budget int) {
 	}
 }
 
-// maxHeirs bounds the arrays kept for heirs: a steady state needs one per
-// crowded group, and inherit scans them.
-const maxHeirs = 4
+// maxHeirs bounds the arrays kept for the heirs of one group: a steady
+// state needs one per crowded group, and inherit scans them all.
+const maxHeirs = 2
 
-// putHeir keeps the array of a bucket of group whose entries all moved to
-// other buckets, for the next bucket of the group to start filling. A
-// hierarchical wheel moves a crowded coarse slot down as its time comes,
-// while the timers that re-arm gather in the next slot of that level,
-// which will need as large an array: grown a class at a time it would cost
+// putHeir keeps the array of a bucket of group that emptied, for the next
+// bucket of the group to start filling. A hierarchical wheel moves a
+// crowded coarse slot down, or fires a crowded level-0 slot, as its time
+// comes, while the timers that re-arm gather in the next slot of that
+// level, which will need as large an array: grown a class at a time it would cost
 // a dozen arrays, and kept on a shelf the array would be pushed off by the
-// arrays the lower level vacates as its timers fire. Heirs have a budget
-// of their own, cut back as live entries fall.
+// arrays the lower level vacates as its timers fire. Each group keeps its
+// own heirs, because the groups refill at different paces: a level-2 slot
+// of a hierarchical wheel fills once per 4096 ticks while level 1 hands
+// down an array every 64, and a cap shared by all would let level 1 push
+// out the one large array that level 2 needs. An heir pushed out by one of
+// its own group goes to the vacated shelf. Heirs have a budget of their
+// own, cut back as live entries fall.
 func (p *Pool[V]) putHeir(a []Entry[V], group int) {
 	if cap(a) < jumpFrom {
 		p.putVacated(a)
 		return
 	}
-	if len(p.heirs) == maxHeirs {
-		p.dropHeir(0)
+	oldest, kept := -1, 0
+	for i := range p.heirs {
+		if p.heirs[i].group == group {
+			if oldest < 0 {
+				oldest = i
+			}
+			kept++
+		}
+	}
+	if kept == maxHeirs {
+		p.putVacated(p.dropHeir(oldest))
 	}
 	p.heirs = append(p.heirs, heir[V]{a, group})
 	p.heirCap += cap(a)
@@ -275,28 +294,40 @@ func (p *Pool[V]) putHeir(a []Entry[V], group int) {
 func (p *Pool[V]) inherit(group, least int) []Entry[V] {
 	for i := len(p.heirs) - 1; i >= 0; i-- {
 		if p.heirs[i].group == group && cap(p.heirs[i].a) >= least {
-			a := p.heirs[i].a
-			p.dropHeir(i)
-			return a
+			return p.dropHeir(i)
 		}
 	}
 	return nil
 }
 
-// trimHeirs drops the oldest heirs while they hold more than twice the
-// live entries plus half the floor. Twice, because live entries dip each
-// time a crowd of timers fires before it re-arms, and a budget that
-// followed the dips would drop the array the next crowd needs.
+// trimHeirs drops heirs while they hold more than twice the live entries
+// plus half the floor. Twice, because live entries dip each time a crowd
+// of timers fires before it re-arms, and a budget that followed the dips
+// would drop the array the next crowd needs. It drops the oldest heir of a
+// group that has two before any group's last one: the last is what that
+// group's next bucket needs, and a slow group's heir is always the oldest.
 func (p *Pool[V]) trimHeirs() {
 	for p.heirCap > 2*p.live+spareFloor/2 {
-		p.dropHeir(0)
+		victim := 0
+	search:
+		for i := range p.heirs {
+			for j := i + 1; j < len(p.heirs); j++ {
+				if p.heirs[j].group == p.heirs[i].group {
+					victim = i
+					break search
+				}
+			}
+		}
+		p.dropHeir(victim)
 	}
 }
 
-// dropHeir removes heir i, keeping the others' order.
-func (p *Pool[V]) dropHeir(i int) {
-	p.heirCap -= cap(p.heirs[i].a)
+// dropHeir removes and returns heir i, keeping the others' order.
+func (p *Pool[V]) dropHeir(i int) []Entry[V] {
+	a := p.heirs[i].a
+	p.heirCap -= cap(a)
 	n := copy(p.heirs[i:], p.heirs[i+1:])
 	p.heirs[i+n] = heir[V]{}
 	p.heirs = p.heirs[:i+n]
+	return a
 }
