@@ -1,6 +1,7 @@
 package packwheel_test
 
 import (
+	"runtime"
 	"strconv"
 	"testing"
 	"time"
@@ -288,24 +289,35 @@ func BenchmarkTick(b *testing.B) {
 	}
 }
 
+// heapInUse returns the bytes of live heap objects after a full collection.
+func heapInUse() int64 {
+	var m runtime.MemStats
+	runtime.GC()
+	runtime.ReadMemStats(&m)
+	return int64(m.HeapAlloc)
+}
+
 // BenchmarkRearm fires the timers due each tick and re-arms each after a
 // random delay in [after, 2*after) ticks, with n timers: timeouts that keep
 // firing, as a retransmission or keep-alive timer does. One operation is one
 // tick. A hierarchical wheel gathers the timers of each coming coarse slot,
 // moves them down as it comes due and refills the next: the pattern that
-// makes its arrays cycle through the pool.
+// makes its arrays cycle through the pool. At 40 and 64 every timer also
+// passes through level 0, whose 64 arrays then all empty and refill once
+// per 64 ticks.
 func BenchmarkRearm(b *testing.B) {
-	for _, after := range []uint64{17, 100, 1000, 5000} {
+	for _, after := range []uint64{17, 40, 64, 100, 1000, 5000} {
 		for _, n := range []int{10_000, 100_000} {
 			for _, im := range wheels {
 				b.Run(name(im.name, n)+"/after="+strconv.FormatUint(after, 10), func(b *testing.B) {
-					w := im.new()
 					items := make([]item, n)
+					dst := make([]*item, 0, n)
+					base := heapInUse()
+					w := im.new()
 					r := rng(1)
 					for i := range items {
 						w.Schedule(&items[i].timer, 1+r.next()%(2*after), &items[i])
 					}
-					dst := make([]*item, 0, n)
 					tick := func() {
 						dst, _ = w.AppendExpired(dst[:0], w.Now()+1, n)
 						for _, it := range dst {
@@ -322,6 +334,10 @@ func BenchmarkRearm(b *testing.B) {
 					for range b.N {
 						tick()
 					}
+					b.StopTimer()
+					// The wheel's memory, spare arrays included.
+					b.ReportMetric(float64(heapInUse()-base)/float64(n), "B/timer")
+					runtime.KeepAlive(w)
 				})
 			}
 		}

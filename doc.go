@@ -11,10 +11,11 @@
 // the last entry of the bucket into the hole and updating its holder. Arrays
 // are recycled among a wheel's buckets through a pool that keeps what
 // comes back (the array of a bucket that emptied, for the next one to fill;
-// that of a crowded coarse slot, for the next slot of its level), so once
-// the buckets have grown, operations do not allocate, and when a burst of
-// timers drains the memory goes back to the garbage collector. Where bucket
-// sizes keep drifting, a bucket can still reach a new size class now and
+// that of a crowded slot that fired or moved down, for the next slot of its
+// level), so once the buckets have grown, operations do not allocate, and
+// when a burst of timers drains the memory goes back to the garbage
+// collector. While the sizes of a hashed wheel's buckets drift up to the
+// largest they will see, one can still reach a new size class now and
 // then; README.md gives the measured rates.
 //
 // Time is a plain tick count that the caller drives with Advance; a wheel
