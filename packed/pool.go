@@ -69,9 +69,9 @@ type Pool[V any] struct {
 	live     int    // entries held by the buckets using this pool
 	puts     uint64 // counts puts, to order spares by age
 
-	// heirs holds, oldest first, arrays of buckets whose entries all moved
-	// to other buckets, each kept for the next bucket of its group to
-	// inherit (see Bucket.PopRefill); heirCap is their total capacity.
+	// heirs holds, oldest first, arrays of buckets that emptied as their
+	// time came, each kept for the next bucket of its group to inherit
+	// (see Bucket.PopRefill); heirCap is their total capacity.
 	heirs   []heir[V]
 	heirCap int
 }
@@ -251,16 +251,17 @@ func (sh *shelf[V]) trim(budget int) {
 }
 
 // maxHeirs bounds the arrays kept for the heirs of one group: a steady
-// state needs one per crowded group, and inherit scans them all.
+// state needs one per crowded group, a second covers a slot that empties
+// just before the next one starts filling, and inherit scans them all.
 const maxHeirs = 2
 
 // putHeir keeps the array of a bucket of group that emptied, for the next
 // bucket of the group to start filling. A hierarchical wheel moves a
 // crowded coarse slot down, or fires a crowded level-0 slot, as its time
 // comes, while the timers that re-arm gather in the next slot of that
-// level, which will need as large an array: grown a class at a time it would cost
-// a dozen arrays, and kept on a shelf the array would be pushed off by the
-// arrays the lower level vacates as its timers fire. Each group keeps its
+// level, which will need as large an array: grown a class at a time it
+// would cost a dozen arrays, and kept on a shelf with every other emptied
+// array it could be the one let go. Each group keeps its
 // own heirs, because the groups refill at different paces: a level-2 slot
 // of a hierarchical wheel fills once per 4096 ticks while level 1 hands
 // down an array every 64, and a cap shared by all would let level 1 push
