@@ -14,9 +14,9 @@
 // that of a crowded slot that fired or moved down, for the next slot of its
 // level), so once the buckets have grown, operations do not allocate, and
 // when a burst of timers drains the memory goes back to the garbage
-// collector. While the sizes of a hashed wheel's buckets drift up to the
-// largest they will see, one can still reach a new size class now and
-// then; README.md gives the measured rates.
+// collector. While bucket sizes drift up to the largest they will see, a
+// bucket can still reach a new size class now and then, mostly in the
+// hashed wheel; README.md gives the measured rates.
 //
 // Time is a plain tick count that the caller drives with Advance; a wheel
 // never reads a clock, which makes it deterministic under test. [Clock] maps
@@ -79,7 +79,7 @@
 // copies of a Holder and of a wheel. Cancelling an inactive holder is a
 // no-op that returns false. An active holder zeroed or moved in memory is
 // beyond any check: see [Holder].
-
+//
 // # Costs
 //
 //	Schedule, ScheduleAfter, ScheduleRange   O(1) amortized, no allocation

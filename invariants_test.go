@@ -7,9 +7,13 @@ import (
 	"github.com/packwheel/packwheel/packed"
 )
 
-// checker is implemented by both wheels in tests: it verifies every internal
-// invariant and returns the first violation.
-type checker interface{ check() error }
+// checker is implemented by both wheels in tests: check verifies every
+// internal invariant and returns the first violation; nextWork computes
+// NextExpiry's answer from the entries.
+type checker interface {
+	check() error
+	nextWork() uint64
+}
 
 // checkStore verifies what both wheels share: each entry's holder points back
 // at it, each bucket's bit says whether it is occupied, Len counts the

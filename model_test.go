@@ -264,16 +264,7 @@ func (h *harness) nextExpiry() {
 	limit := h.tick()
 	got := h.w.NextExpiry(limit)
 	m := h.minDeadline()
-	exact := min(m, limit)
-	switch w := h.w.(type) {
-	case *Hashed[int]:
-		exact = min(w.nextWork(), limit)
-	case *Wheel[int]:
-		exact = min(w.nextWork(), limit)
-		if w.cascading != 0 && w.s.buckets[w.cascading-1].Len() > 0 {
-			exact = min(now, limit) // moving a coarse slot down is work
-		}
-	}
+	exact := min(h.chk.nextWork(), limit)
 	switch {
 	case got > limit || got > m:
 		h.failf("NextExpiry(%d) = %d after the earliest timer %d", limit, got, m)

@@ -116,8 +116,8 @@ func (s *store[V]) next(op string) uint64 {
 // pop takes the last entry out of bucket slot without moving the others,
 // for a bucket being drained as its time comes. The entry's holder is left
 // as it was, for the caller to relink or unlink. Once empty, the bucket's
-// array goes to the next bucket of its group that grows: the next slot of
-// the level, which the timers that re-arm are filling.
+// array, if large, goes to the next bucket of its group that grows: the
+// next slot of the level, which the timers that re-arm are filling.
 func (s *store[V]) pop(slot int) packed.Entry[V] {
 	b := &s.buckets[slot]
 	e := b.PopRefill(&s.pool, group(slot))

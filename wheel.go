@@ -24,9 +24,9 @@ const (
 // to the lowest level whose ring reaches it, found in O(1) from the highest
 // bit of its distance with math/bits. As time reaches a coarse slot, its
 // timers move down, and every timer fires at its exact tick. A timeout's
-// length sets its level, so timers that keep firing and re-arming
-// with the same timeout move down the same way every time, and never pile
-// up in a coarser level because their deadlines cross a block boundary.
+// length sets its level, give or take one, so timers that keep firing and
+// re-arming with the same timeout never pile up in a coarser level because
+// their deadlines cross a block boundary.
 //
 // Schedule, ScheduleRange and Cancel are O(1). NextExpiry is O(levels), and
 // Advance costs O(levels) per occupied slot it reaches plus O(1) per timer
@@ -54,9 +54,9 @@ func (w *Wheel[V]) ready() {
 }
 
 // levelFor returns the level at which a deadline d >= now is placed when the
-// wheel is at tick now: the lowest whose ring reaches it. Level L is a ring
-// of 64 blocks of 64^L ticks, now's block and the 63 after it, and a block
-// lands in slot block%64. The level is that of the highest bit of d-now,
+// wheel is at tick now: the lowest whose ring reaches it. Level 0 is a ring
+// of the 64 ticks from now; a coarser level L is a ring of the 63 blocks of
+// 64^L ticks after now's block, and a block lands in slot block%64. The level is that of the highest bit of d-now,
 // or the one above when d lies exactly 64 blocks on: O(1).
 //
 // The textbook choice, the highest base-64 digit in which now and d differ,
@@ -125,7 +125,10 @@ func (w *Wheel[V]) ScheduleRange(h *Holder, earliest, latest uint64, v V) {
 
 // pick chooses a deadline in [lo, hi] for ScheduleRange. A timer at level L
 // moves down once, plus once per nonzero digit between levels 1 and L-1 of
-// its deadline, so clearing low digits of hi trades lateness for moves.
+// its deadline. So the candidates are hi and the last tick of each level's
+// ring before hi, which may sit a level lower, each also with low digits
+// cleared, which trades lateness for moves. O(levels²) at worst, and only
+// when the timer is not already due in the range.
 func (w *Wheel[V]) pick(lo, hi uint64) uint64 {
 	now := w.s.now
 	if hi <= now {
@@ -137,26 +140,32 @@ func (w *Wheel[V]) pick(lo, hi uint64) uint64 {
 	// no-ops.
 	lo += (hi - lo) / 2
 	best, fewest := hi, moves(now, hi)
-	for k := 2; k < levelCount && fewest > 0; k++ {
-		// Clear digits 1..k-1; digit 0 costs no move, so make it as late as
-		// hi allows.
-		c := min(hi, hi&^(uint64(1)<<(k*levelBits)-1)|(levelSlots-1))
-		if c < lo {
-			break
+	for l := range levelCount {
+		x := hi
+		if shift := uint(l * levelBits); hi>>shift-now>>shift >= levelSlots {
+			x = (now>>shift+levelSlots)<<shift - 1 // the end of level l's ring
 		}
-		if m := moves(now, c); m < fewest {
-			best, fewest = c, m
+		for k := 1; k < levelCount && x >= lo && fewest > 0; k++ {
+			// Clear digits 1..k-1; digit 0 costs no move, so make it as
+			// late as x allows.
+			c := min(x, x&^(uint64(1)<<(k*levelBits)-1)|(levelSlots-1))
+			if c < lo {
+				break
+			}
+			if m := moves(now, c); m < fewest || m == fewest && c > best {
+				best, fewest = c, m
+			}
+		}
+		if x == hi {
+			break // the rings of this level and above reach hi
 		}
 	}
 	return best
 }
 
-// moves returns how many times a timer for deadline d, scheduled at tick
-// now, will move down a level before it fires.
+// moves returns how many times a timer for deadline d > now, scheduled at
+// tick now, will move down a level before it fires.
 func moves(now, d uint64) int {
-	if d <= now {
-		return 0
-	}
 	l := levelFor(now, d)
 	if l == 0 {
 		return 0
@@ -203,10 +212,10 @@ func (w *Wheel[V]) Len() int { return w.s.pool.Live() }
 func (w *Wheel[V]) Now() uint64 { return w.s.now }
 
 // NextExpiry returns the earliest tick at which Advance has work to do, or
-// limit if that is later; no timer fires before it. When the next timer is
-// due within 64 ticks the answer is its exact deadline; otherwise it is the
-// start of the coarse slot holding the timer, where Advance will move it
-// down a level. It returns Now when a bounded advance
+// limit if that is later; no timer fires before it. When the next work is a
+// timer in level 0, which holds the timers due within 64 ticks, the answer
+// is its exact deadline; when it is a coarse slot, it is the start of that
+// slot, where Advance will move its timers down a level. It returns Now when a bounded advance
 // left timers of the current tick unfired or a coarse slot half moved.
 // O(levels); it allocates nothing.
 func (w *Wheel[V]) NextExpiry(limit uint64) uint64 {
@@ -361,8 +370,8 @@ const presizeFrom = 64
 // will reach. Otherwise the dozens of buckets that a crowded slot spreads
 // into all grow at the same moment a class at a time, which needs more
 // spare arrays at once than the pool keeps and has it allocate on every
-// rotation. Most go one level down; those due within 64 ticks go to level
-// 0, and a late advance may send some further. It counts by the entries'
+// rotation. Each goes to the level of its deadline's highest nonzero
+// digit below the slot's level (level 0 within 64 ticks). It counts by the entries'
 // own deadlines, which are sequential in memory; a timer postponed in
 // place moves further than that, so its bucket may end up a little larger
 // than needed, never too small to work. O(entries in slot), done only when

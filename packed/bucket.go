@@ -126,9 +126,10 @@ func (b *Bucket[V]) Pop(p *Pool[V]) Entry[V] { return b.pop(p, noGroup) }
 // PopRefill is Pop for a bucket of a group whose buckets empty and refill
 // in turn, as a hierarchical wheel's slots do when their timers fire or
 // move down a level while the timers that re-arm gather in the next slot.
-// When the bucket empties, p keeps its array for the next bucket of group
-// (as passed to Push and Reserve) that grows, even beyond its usual spare
-// budget. O(1).
+// When the bucket empties, p keeps its array, if of 1024 entries or more,
+// for the next bucket of group (as passed to Push and Reserve) that grows,
+// even beyond its usual spare budget; a smaller one goes back as Pop's
+// does. O(1).
 func (b *Bucket[V]) PopRefill(p *Pool[V], group int) Entry[V] { return b.pop(p, group) }
 
 func (b *Bucket[V]) pop(p *Pool[V], heirOf int) Entry[V] {

@@ -41,13 +41,13 @@ const spareFloor = 4096
 //
 //   - An array left behind when a bucket grew or shrank is rarely wanted
 //     again: the bucket that outgrew it is still there. Those are kept up to
-//     a share of the live entries (see SpareShift) plus a small floor, so
+//     a share of the live entries (see SpareShift) plus half the floor, so
 //     that filling a wheel does not leave a second copy of it on the shelf.
 //   - An array of a bucket that emptied is what the next bucket to fill
 //     wants, as when a hierarchical wheel moves a crowded coarse slot down
 //     and then fills the next one, or a level-0 slot fires and its timers
 //     re-arm. Those are kept up to one and a half times the live entries
-//     plus the floor: the entries that left the array still exist,
+//     plus half the floor: the entries that left the array still exist,
 //     elsewhere in the wheel, and may come back, and an array has room for
 //     up to half again its entries. When a whole wheel's timers pass
 //     through the 64 slots of level 0 every 64 ticks, the arrays of all of

@@ -1,0 +1,63 @@
+package packwheel
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestPickFewestMoves checks ScheduleRange's choice against every tick of
+// the later half of random ranges: the fewest moves between levels, and
+// among those the latest tick.
+func TestPickFewestMoves(t *testing.T) {
+	s := seed(t)
+	r := rand.New(rand.NewPCG(s, s^0x9e3779b97f4a7c15))
+	cases := 400
+	if testing.Short() || raceEnabled {
+		cases = 40
+	}
+	for range cases {
+		var w Wheel[int]
+		w.s.now = r.Uint64N(1 << 40)
+		if r.IntN(2) == 0 { // just before a boundary of some level
+			w.s.now = uint64(1)<<(6*(1+r.IntN(6))) - 1 - r.Uint64N(60)
+		}
+		width := r.Uint64N(1 << (1 + r.IntN(18)))
+		lo := w.s.now + 1 + r.Uint64N(1<<(1+r.IntN(22)))
+		hi := lo + width
+		got := w.pick(lo, hi)
+		from := lo + (hi-lo)/2
+		best, fewest := hi, moves(w.s.now, hi)
+		for d := hi; d >= from; d-- {
+			if m := moves(w.s.now, d); m < fewest {
+				best, fewest = d, m
+			}
+		}
+		require.Equal(t, best, got, "now %d range [%d, %d]: moves %d, want %d", w.s.now, lo, hi, moves(w.s.now, got), fewest)
+	}
+}
+
+// TestMovesCounted checks moves against the moves down a timer makes.
+func TestMovesCounted(t *testing.T) {
+	s := seed(t)
+	r := rand.New(rand.NewPCG(s, s^0x9e3779b97f4a7c15))
+	for range 2000 {
+		var w Wheel[int]
+		now := r.Uint64N(1 << 40)
+		d := now + 1 + r.Uint64N(1<<(1+r.IntN(30)))
+		w.Advance(now, nil)
+		var h Holder
+		w.Schedule(&h, d, 0)
+		want := moves(now, d)
+		count := 0
+		for h.Active() {
+			level := int(h.link.Slot-1) >> levelBits
+			w.AdvanceLimit(d, 1, nil)
+			if h.Active() && int(h.link.Slot-1)>>levelBits != level {
+				count++
+			}
+		}
+		require.Equal(t, want, count, "now %d deadline %d", now, d)
+	}
+}
