@@ -69,6 +69,13 @@ func (w *Wheel[V]) check() error {
 		return nil
 	}
 	now := w.s.now
+	if c := w.cascading - 1; c >= 0 {
+		// A slot half moved down is a coarse one that came due at now.
+		shift := uint(c>>levelBits) * levelBits
+		if c < levelSlots || now&(1<<shift-1) != 0 || int(now>>shift)&(levelSlots-1) != c&(levelSlots-1) {
+			return fmt.Errorf("bucket %d marked half moved at now %d", c, now)
+		}
+	}
 	return checkStore(&w.s, func(slot int, e *packed.Entry[V]) error {
 		l, s := slot>>levelBits, slot&(levelSlots-1)
 		shift := uint(l * levelBits)
