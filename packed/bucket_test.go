@@ -256,14 +256,7 @@ func TestHeirsPerGroup(t *testing.T) {
 	}
 	rare := crowd(2, 1, 20_000)
 	crowd(1, 5, 2_000)
-	heirs := func(g int) (n int) {
-		for _, h := range p.heirs {
-			if h.group == g {
-				n++
-			}
-		}
-		return n
-	}
+	heirs := func(g int) int { _, n := p.heirsOf(g); return n }
 	require.Equal(t, []int{1, maxHeirs}, []int{heirs(2), heirs(1)}, "group 1 pushed out group 2's heir")
 	require.Positive(t, p.vacated.spare, "a pushed-out heir went to the collector")
 

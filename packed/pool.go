@@ -273,16 +273,7 @@ func (p *Pool[V]) putHeir(a []Entry[V], group int) {
 		p.putVacated(a)
 		return
 	}
-	oldest, kept := -1, 0
-	for i := range p.heirs {
-		if p.heirs[i].group == group {
-			if oldest < 0 {
-				oldest = i
-			}
-			kept++
-		}
-	}
-	if kept == maxHeirs {
+	if oldest, kept := p.heirsOf(group); kept == maxHeirs {
 		p.putVacated(p.dropHeir(oldest))
 	}
 	p.heirs = append(p.heirs, heir[V]{a, group})
@@ -310,17 +301,28 @@ func (p *Pool[V]) inherit(group, least int) []Entry[V] {
 func (p *Pool[V]) trimHeirs() {
 	for p.heirCap > 2*p.live+spareFloor/2 {
 		victim := 0
-	search:
 		for i := range p.heirs {
-			for j := i + 1; j < len(p.heirs); j++ {
-				if p.heirs[j].group == p.heirs[i].group {
-					victim = i
-					break search
-				}
+			if _, kept := p.heirsOf(p.heirs[i].group); kept > 1 {
+				victim = i
+				break
 			}
 		}
 		p.dropHeir(victim)
 	}
+}
+
+// heirsOf returns the index of group's oldest heir and how many it has.
+func (p *Pool[V]) heirsOf(group int) (oldest, kept int) {
+	oldest = -1
+	for i := range p.heirs {
+		if p.heirs[i].group == group {
+			if oldest < 0 {
+				oldest = i
+			}
+			kept++
+		}
+	}
+	return oldest, kept
 }
 
 // dropHeir removes and returns heir i, keeping the others' order.
