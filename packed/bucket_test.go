@@ -2,6 +2,7 @@ package packed
 
 import (
 	"math/rand/v2"
+	"slices"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -93,6 +94,50 @@ func TestShrinkHysteresis(t *testing.T) {
 		}
 	}
 	require.LessOrEqual(t, moves, 1, "a hovering bucket reallocates")
+}
+
+// TestShrinkTakesClassBelow checks that a shrinking bucket takes a spare
+// of the class it wants, else of the class below, before it makes a new
+// array, and never a larger one: a bucket whose size wanders otherwise
+// wanted a class the shelves had just run out of while they held the one
+// below.
+func TestShrinkTakesClassBelow(t *testing.T) {
+	const n = 10
+	for _, tc := range []struct {
+		name   string
+		spares []int // classes relative to the wanted one
+		want   int
+	}{
+		{"exact", []int{-1, 0, 1}, 0},
+		{"below", []int{-1}, -1},
+		{"larger only", []int{1, 2}, 0},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			var p Pool[int]
+			var b Bucket[int]
+			links := make([]Link, 200)
+			for i := range links {
+				b.Push(&p, 0, uint64(i), &links[i], i)
+			}
+			for b.Len() > n {
+				b.Remove(&p, b.Len()-1)
+			}
+			c := classFor(2 * n)
+			require.Less(t, c+2, classOf(b.Cap()), "the test needs a larger bucket")
+			p.outgrown, p.vacated = shelf[int]{}, shelf[int]{}
+			for _, k := range tc.spares {
+				p.putOutgrown(slices.Grow([]Entry[int](nil), classCaps[c+k]))
+			}
+			b.Shrink(&p)
+			require.Equal(t, c+tc.want, classOf(b.Cap()))
+			kept := len(tc.spares) + 1 // the old array joins them
+			if slices.Contains(tc.spares, tc.want) {
+				kept-- // and the one taken leaves
+			}
+			require.Equal(t, kept, p.outgrown.count(), "arrays on the shelf")
+			checkLinks(t, &b)
+		})
+	}
 }
 
 // TestPoolRecycles checks that buckets filling and draining in rotation, as
@@ -313,4 +358,13 @@ func TestShelves(t *testing.T) {
 	}
 	refill()
 	require.Zero(t, testing.AllocsPerRun(5, refill))
+}
+
+// count returns the number of arrays on the shelf.
+func (sh *shelf[V]) count() int {
+	n := 0
+	for c := range sh.free {
+		n += sh.free[c].len()
+	}
+	return n
 }
