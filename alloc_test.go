@@ -1,6 +1,7 @@
 package packwheel
 
 import (
+	"fmt"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -93,50 +94,86 @@ func TestZeroAllocs(t *testing.T) {
 }
 
 // TestRearmSteadyState asserts that timers which keep firing and re-arming
-// allocate nothing once warm in the hierarchical wheel, where they gather
-// in one coarse slot after another, each moved down in turn: that used to
-// send the slot's array to the collector every rotation (20 KB per tick at
-// 10k timers), and, before levels became rings, to pile every timer into a
+// allocate nothing once warm. In the hierarchical wheel they gather in one
+// coarse slot after another, each moved down in turn: that used to send the
+// slot's array to the collector every rotation (20 KB per tick at 10k
+// timers), and, before levels became rings, to pile every timer into a
 // level-2 slot ahead of each crossing of a 4096-tick boundary (1 KB per
 // tick at 100k timers re-armed after 1000 to 2000 ticks), and, while only
 // emptied coarse slots handed their arrays on, to drop a few of level 0's
 // every rotation when all timers pass through it (1.7 KB per tick at
-// after=64, 10 B at after=40). The hashed wheel
-// is not held to it: at 100k timers one of its buckets still reaches a new
-// size class about once in 5000 ticks, which the README states.
+// after=64, 10 B at after=40). In the hashed wheel, before a bucket that
+// fired handed its array on, the bucket that the timers re-armed into
+// grew a class at a time and now and then found no spare of the class it
+// needed (about 12 B per tick at after=17).
 func TestRearmSteadyState(t *testing.T) {
 	if raceEnabled {
 		t.Skip("tens of thousands of ticks of 100k timers take a minute under -race; counting mallocs needs no race detector")
 	}
-	for _, after := range []uint64{17, 40, 64, 100, 1000, 5000} {
-		var w Wheel[*conn]
-		// At 10k timers the arrays fit the shelves' budgets even without
-		// heirs; at 100k they do not.
-		conns := make([]conn, 100_000)
-		seed := uint64(1)
-		rnd := func() uint64 { seed ^= seed << 13; seed ^= seed >> 7; seed ^= seed << 17; return seed }
-		for i := range conns {
-			w.Schedule(&conns[i].timer, 1+rnd()%(2*after), &conns[i])
-		}
-		dst := make([]*conn, 0, len(conns))
-		tick := func() {
-			dst, _ = w.AppendExpired(dst[:0], w.Now()+1, len(conns))
-			for _, c := range dst {
-				w.Schedule(&c.timer, w.Now()+after+rnd()%after, c)
-			}
-		}
-		for range 6*after + 9000 { // past two 4096-tick boundaries
-			tick()
-		}
-		// One run of many ticks: AllocsPerRun averages over runs and rounds
-		// down, which would hide an array grown now and then.
-		allocs := testing.AllocsPerRun(1, func() {
-			for range 5000 {
-				tick()
-			}
-		})
-		require.Zero(t, allocs, "after=%d", after)
-		require.Equal(t, len(conns), w.Len())
-		require.NoError(t, w.check())
+	kinds := []wheelKind{
+		{"hashed", func() Timers[*conn] { return new(Hashed[*conn]) }},
+		{"wheel", func() Timers[*conn] { return new(Wheel[*conn]) }},
 	}
+	for _, k := range kinds {
+		for _, after := range []uint64{17, 40, 64, 100, 1000, 5000} {
+			t.Run(fmt.Sprintf("%s/after=%d", k.name, after), func(t *testing.T) {
+				w := k.make()
+				// At 10k timers the arrays fit the shelves' budgets even
+				// without heirs; at 100k they do not.
+				conns := make([]conn, 100_000)
+				seed := uint64(1)
+				rnd := func() uint64 { seed ^= seed << 13; seed ^= seed >> 7; seed ^= seed << 17; return seed }
+				for i := range conns {
+					w.Schedule(&conns[i].timer, 1+rnd()%(2*after), &conns[i])
+				}
+				dst := make([]*conn, 0, len(conns))
+				tick := func() {
+					dst, _ = w.AppendExpired(dst[:0], w.Now()+1, len(conns))
+					for _, c := range dst {
+						w.Schedule(&c.timer, w.Now()+after+rnd()%after, c)
+					}
+				}
+				// Past two 4096-tick boundaries, and sixty lifetimes: the
+				// buckets of a hashed wheel whose timers wait more than a
+				// revolution stay partly full, their sizes wander, and
+				// each reaches the largest size class it needs only after
+				// tens of lifetimes (at after=5000, 43 arrays grew in 5000
+				// ticks after 6 lifetimes, none after 40).
+				for range 60*after + 9000 {
+					tick()
+				}
+				// One run of many ticks: AllocsPerRun averages over runs
+				// and rounds down, which would hide an array grown now and
+				// then.
+				allocs := testing.AllocsPerRun(1, func() {
+					for range 5000 {
+						tick()
+					}
+				})
+				require.Zero(t, allocs)
+				require.Equal(t, len(conns), w.Len())
+				mustCheck(t, w)
+			})
+		}
+	}
+}
+
+// TestHashedHandsArrayOn checks that a hashed bucket emptied by firing
+// keeps its array for the next bucket that starts filling, wherever on the
+// ring that is: otherwise the bucket the timers re-arm into grows a class
+// at a time, and at 100k timers re-armed every 17 to 33 ticks now and then
+// found no spare of the class it needed (12 B per tick in BenchmarkRearm).
+func TestHashedHandsArrayOn(t *testing.T) {
+	w := new(Hashed[*conn])
+	conns := make([]conn, 6000)
+	for i := range conns {
+		// Half wait: the pool keeps arrays in proportion to live timers.
+		w.Schedule(&conns[i].timer, 10+uint64(i%2)*5000, &conns[i])
+	}
+	crowded := w.s.buckets[10].Cap()
+	w.Advance(10, nil)
+	const far = 10 + 3*64 // in another block of 64 slots
+	w.Schedule(&conns[0].timer, far, &conns[0])
+	require.Equal(t, crowded, w.s.buckets[far].Cap())
+	mustCheck(t, w)
 }

@@ -10,6 +10,10 @@ import (
 // with HashedOptions.Slots == 0.
 const DefaultHashedSlots = 4096
 
+// oneGroup shifts every slot number to pool group 0: a hashed wheel's
+// buckets fill and drain in turn on one ring.
+const oneGroup = 32
+
 // maxHashedSlots bounds HashedOptions.Slots so that a slot number fits a
 // Holder.
 const maxHashedSlots = 1 << 24
@@ -86,7 +90,7 @@ func (w *Hashed[V]) ready() {
 	// hierarchical wheel's rotating slots.
 	w.s.pool.SpareShift = 3
 	w.sweepFrom, w.sweepMin = w.s.now+1, math.MaxUint64
-	w.s.init(w.slots)
+	w.s.init(w.slots, oneGroup)
 }
 
 // Slots returns the number of buckets. O(1).
@@ -337,12 +341,12 @@ func (w *Hashed[V]) visit(t uint64, work *int, limit int, out *sink[V]) bool {
 			if int(d&w.mask) == slot {
 				e.Deadline = d
 			} else {
-				moved := w.s.take(slot, i)
+				moved := w.s.drain(slot, i)
 				w.s.insert(moved.Link, int(d&w.mask), d, moved.Value)
 			}
 			continue
 		}
-		e1 := w.s.take(slot, i)
+		e1 := w.s.drain(slot, i)
 		unlink(e1.Link)
 		out.deliver(e1.Value)
 	}

@@ -12,9 +12,13 @@ type store[V any] struct {
 	occupied []uint64 // bit b%64 of word b/64 is set iff bucket b is not empty
 	pool     packed.Pool[V]
 	running  reentry
+	// groupShift maps a bucket to its group in the pool (see group).
+	groupShift uint8
 }
 
-func (s *store[V]) init(buckets int) {
+// init makes the buckets; bucket b is in pool group b>>groupShift.
+func (s *store[V]) init(buckets int, groupShift uint8) {
+	s.groupShift = groupShift
 	s.buckets = make([]packed.Bucket[V], buckets)
 	s.occupied = make([]uint64, (buckets+63)/64)
 }
@@ -80,7 +84,7 @@ func (s *store[V]) insert(link *packed.Link, slot int, d uint64, v V) {
 	if b.Len() == 0 {
 		s.occupied[slot>>6] |= 1 << (slot & 63)
 	}
-	b.Push(&s.pool, group(slot), d, link, v)
+	b.Push(&s.pool, s.group(slot), d, link, v)
 	link.Slot = uint32(slot + 1)
 	link.Deadline = d
 }
@@ -113,22 +117,23 @@ func (s *store[V]) next(op string) uint64 {
 	return s.now + 1
 }
 
-// pop takes the last entry out of bucket slot without moving the others,
-// for a bucket being drained as its time comes. The entry's holder is left
-// as it was, for the caller to relink or unlink. Once empty, the bucket's
-// array, if large, goes to the next bucket of its group that grows: the
-// next slot of the level, which the timers that re-arm are filling.
-func (s *store[V]) pop(slot int) packed.Entry[V] {
+// drain takes entry i out of bucket slot, for a bucket being drained as
+// its time comes. The entry's holder is left as it was, for the caller to
+// relink or unlink. Once empty, the bucket's array, if large, goes to the
+// next bucket of its group that grows, which the timers that re-arm are
+// filling.
+func (s *store[V]) drain(slot, i int) packed.Entry[V] {
 	b := &s.buckets[slot]
-	e := b.PopRefill(&s.pool, group(slot))
+	e := b.RemoveRefill(&s.pool, i, s.group(slot))
 	s.emptied(b, slot)
 	return e
 }
 
-// group returns the group of bucket slot for the pool's heirs: its level,
-// in the hierarchical wheel. The hashed wheel never moves entries between
-// buckets, so its groups are never used.
-func group(slot int) int { return slot >> 6 }
+// group returns the pool group of bucket slot: buckets that fill and drain
+// in turn, so that the array of one that drained suits the next to fill.
+// A hierarchical wheel's groups are its levels, which turn at their own
+// paces; a hashed wheel's buckets all take their turn on one ring.
+func (s *store[V]) group(slot int) int { return slot >> s.groupShift }
 
 func (s *store[V]) emptied(b *packed.Bucket[V], slot int) {
 	if b.Len() == 0 {

@@ -49,7 +49,7 @@ type Wheel[V any] struct {
 
 func (w *Wheel[V]) ready() {
 	if w.s.buckets == nil {
-		w.s.init(levelCount * levelSlots)
+		w.s.init(levelCount*levelSlots, levelBits)
 	}
 }
 
@@ -327,7 +327,7 @@ func (w *Wheel[V]) advance(op string, to uint64, limit int, out *sink[V]) bool {
 			if work == limit {
 				return false
 			}
-			e := w.s.pop(slot)
+			e := w.s.drain(slot, w.s.buckets[slot].Len()-1)
 			unlink(e.Link)
 			work++
 			out.deliver(e.Value)
@@ -352,7 +352,7 @@ func (w *Wheel[V]) cascade(slot int, work *int, limit int) bool {
 		if *work == limit {
 			return false
 		}
-		e := w.s.pop(slot)
+		e := w.s.drain(slot, w.s.buckets[slot].Len()-1)
 		d := e.Link.Deadline
 		w.s.insert(e.Link, w.slotFor(d), d, e.Value)
 		*work++
@@ -387,7 +387,7 @@ func (w *Wheel[V]) presize(slot int) {
 	}
 	for to, n := range count[:below] {
 		if n > 0 {
-			w.s.buckets[to].Reserve(&w.s.pool, group(to), int(n))
+			w.s.buckets[to].Reserve(&w.s.pool, w.s.group(to), int(n))
 		}
 	}
 }

@@ -62,7 +62,8 @@ func (b *Bucket[V]) At(i int) *Entry[V] { return &b.entries[i] }
 func (b *Bucket[V]) Entries() []Entry[V] { return b.entries }
 
 // Push appends an entry and sets its Link.Index. group names the bucket's
-// group for PopRefill; callers that never use PopRefill pass any constant.
+// group for RemoveRefill; callers that never use RemoveRefill pass any
+// constant.
 // O(1) amortized: when the bucket is full it moves to an array of the next
 // size class, taken from p if one is spare.
 func (b *Bucket[V]) Push(p *Pool[V], group int, deadline uint64, link *Link, value V) {
@@ -89,7 +90,20 @@ func (b *Bucket[V]) Reserve(p *Pool[V], group, n int) {
 // Remove deletes entry i and returns it. The last entry moves into the hole
 // and its Link.Index is rewritten; the array goes back to p when the bucket
 // empties. O(1).
-func (b *Bucket[V]) Remove(p *Pool[V], i int) Entry[V] {
+func (b *Bucket[V]) Remove(p *Pool[V], i int) Entry[V] { return b.remove(p, i, noGroup) }
+
+// RemoveRefill is Remove for a bucket of a group whose buckets empty and
+// refill in turn, as a wheel's slots do when their timers fire, or move
+// down a level, while the timers that re-arm gather in a later slot of the
+// same group. When the bucket empties, p keeps its array, if of 1024
+// entries or more, for the next bucket of group (as passed to Push and
+// Reserve) that grows, even beyond its usual spare budget; a smaller one
+// goes back as Remove's does. O(1).
+func (b *Bucket[V]) RemoveRefill(p *Pool[V], i, group int) Entry[V] {
+	return b.remove(p, i, group)
+}
+
+func (b *Bucket[V]) remove(p *Pool[V], i, heirOf int) Entry[V] {
 	last := len(b.entries) - 1
 	e := b.entries[i]
 	if i != last {
@@ -97,7 +111,7 @@ func (b *Bucket[V]) Remove(p *Pool[V], i int) Entry[V] {
 		b.entries[i] = moved
 		moved.Link.Index = uint32(i)
 	}
-	b.shorten(p, last, noGroup)
+	b.shorten(p, last, heirOf)
 	return e
 }
 
@@ -116,27 +130,6 @@ func (b *Bucket[V]) Shrink(p *Pool[V]) {
 	if c := classFor(2 * n); c < classOf(cap(b.entries)) {
 		b.move(p, p.fit(c))
 	}
-}
-
-// Pop deletes and returns the last entry; no other entry moves. The array
-// goes back to p when the bucket empties. O(1). It panics if the bucket is
-// empty.
-func (b *Bucket[V]) Pop(p *Pool[V]) Entry[V] { return b.pop(p, noGroup) }
-
-// PopRefill is Pop for a bucket of a group whose buckets empty and refill
-// in turn, as a hierarchical wheel's slots do when their timers fire or
-// move down a level while the timers that re-arm gather in the next slot.
-// When the bucket empties, p keeps its array, if of 1024 entries or more,
-// for the next bucket of group (as passed to Push and Reserve) that grows,
-// even beyond its usual spare budget; a smaller one goes back as Pop's
-// does. O(1).
-func (b *Bucket[V]) PopRefill(p *Pool[V], group int) Entry[V] { return b.pop(p, group) }
-
-func (b *Bucket[V]) pop(p *Pool[V], heirOf int) Entry[V] {
-	last := len(b.entries) - 1
-	e := b.entries[last]
-	b.shorten(p, last, heirOf)
-	return e
 }
 
 // noGroup marks an array released with no heir to keep it for.

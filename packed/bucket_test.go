@@ -31,11 +31,11 @@ func TestBucketKeepsLinks(t *testing.T) {
 		} else {
 			i := int(links[id].Index)
 			var e Entry[int]
-			if r.IntN(2) == 0 || i != b.Len()-1 {
+			if r.IntN(2) == 0 {
 				e = b.Remove(&p, i)
 				b.Shrink(&p)
 			} else {
-				e = b.Pop(&p)
+				e = b.RemoveRefill(&p, i, 0)
 			}
 			require.Same(t, &links[id], e.Link)
 			delete(live, id)
@@ -150,7 +150,7 @@ func TestPoolRecycles(t *testing.T) {
 	rotate := func() {
 		b := &buckets[turn%len(buckets)]
 		for b.Len() > 0 {
-			b.Pop(&p)
+			b.Remove(&p, b.Len()-1)
 		}
 		for i := range links[:1000+turn%50] {
 			if links[i].Slot == 0 {
@@ -160,7 +160,7 @@ func TestPoolRecycles(t *testing.T) {
 		}
 		next := &buckets[(turn+1)%len(buckets)]
 		for next.Len() > 0 {
-			e := next.Pop(&p)
+			e := next.Remove(&p, next.Len()-1)
 			e.Link.Slot = 0
 		}
 		for _, e := range b.Entries() {
@@ -187,7 +187,7 @@ func TestPoolBudget(t *testing.T) {
 	require.LessOrEqual(t, p.Spare(), p.Live()/4+spareFloor/2, "arrays outgrown while filling")
 	for i := range buckets {
 		for buckets[i].Len() > 0 {
-			buckets[i].Pop(&p)
+			buckets[i].Remove(&p, buckets[i].Len()-1)
 		}
 	}
 	require.Zero(t, p.Live())
@@ -224,7 +224,7 @@ func TestReserve(t *testing.T) {
 	require.Equal(t, c, b.Cap(), "Reserve of room it has moved the bucket")
 }
 
-// TestHeirs checks that the array of a bucket emptied by PopRefill goes to
+// TestHeirs checks that the array of a bucket emptied by RemoveRefill goes to
 // the next bucket of its group that grows, not to another group,
 // and that heirs are let go once the live entries drop.
 func TestHeirs(t *testing.T) {
@@ -239,30 +239,30 @@ func TestHeirs(t *testing.T) {
 	}
 	big := crowd.Cap()
 	for crowd.Len() > 0 {
-		e := crowd.PopRefill(&p, 1)
+		e := crowd.RemoveRefill(&p, crowd.Len()-1, 1)
 		keep.Push(&p, 0, e.Deadline, e.Link, e.Value) // the crowd moves on
 	}
 	require.Equal(t, big, p.Spare()-p.outgrown.spare-p.vacated.spare, "the crowd's array is kept")
 	var extra [2]Link
 	other.Push(&p, 2, 0, &extra[0], 0)
 	require.Less(t, other.Cap(), big, "a bucket of another group inherited")
-	other.Pop(&p)
+	other.Remove(&p, other.Len()-1)
 	next.Push(&p, 1, 0, &extra[1], 0)
 	require.Equal(t, big, next.Cap(), "the next bucket of the group did not inherit")
 	require.Zero(t, p.heirCap)
 
 	// Move the crowd again, then let every timer go: the heir goes too.
 	for range 3000 {
-		e := keep.Pop(&p)
+		e := keep.Remove(&p, keep.Len()-1)
 		next.Push(&p, 1, e.Deadline, e.Link, e.Value)
 	}
 	for next.Len() > 0 {
-		e := next.PopRefill(&p, 1)
+		e := next.RemoveRefill(&p, next.Len()-1, 1)
 		keep.Push(&p, 0, e.Deadline, e.Link, e.Value)
 	}
 	require.Equal(t, big, p.heirCap)
 	for keep.Len() > 0 {
-		keep.Pop(&p)
+		keep.Remove(&p, keep.Len()-1)
 	}
 	require.Zero(t, p.heirCap, "an heir outlived the live entries")
 	require.LessOrEqual(t, p.Spare(), spareFloor)
@@ -286,14 +286,14 @@ func TestHeirsPerGroup(t *testing.T) {
 		b := make([]Bucket[int], k)
 		for i := range b {
 			for range n {
-				e := hold.Pop(&p)
+				e := hold.Remove(&p, hold.Len()-1)
 				b[i].Push(&p, g, e.Deadline, e.Link, e.Value)
 			}
 		}
 		c := b[0].Cap()
 		for i := range b {
 			for b[i].Len() > 0 {
-				e := b[i].PopRefill(&p, g)
+				e := b[i].RemoveRefill(&p, b[i].Len()-1, g)
 				hold.Push(&p, 0, e.Deadline, e.Link, e.Value)
 			}
 		}
@@ -310,7 +310,7 @@ func TestHeirsPerGroup(t *testing.T) {
 	require.Equal(t, 2, p.heirs[0].group)
 	live := (p.heirCap - cap(p.heirs[1].a)/2 - spareFloor/2) / 2
 	for hold.Len() > live {
-		hold.Pop(&p)
+		hold.Remove(&p, hold.Len()-1)
 	}
 	hold.Shrink(&p) // heirs are cut at the next release
 	require.Equal(t, []int{1, 1}, []int{heirs(2), heirs(1)})
@@ -337,7 +337,7 @@ func TestShelves(t *testing.T) {
 	// shelf, which the other buckets' entries keep within budget.
 	for i := range buckets[:10] {
 		for buckets[i].Len() > 0 {
-			buckets[i].Pop(&p)
+			buckets[i].Remove(&p, buckets[i].Len()-1)
 		}
 	}
 	require.Positive(t, p.vacated.spare)
@@ -352,7 +352,7 @@ func TestShelves(t *testing.T) {
 		}
 		for i := range buckets[:10] {
 			for buckets[i].Len() > 0 {
-				buckets[i].Pop(&p)
+				buckets[i].Remove(&p, buckets[i].Len()-1)
 			}
 		}
 	}

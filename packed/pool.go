@@ -71,7 +71,7 @@ type Pool[V any] struct {
 
 	// heirs holds, oldest first, arrays of buckets that emptied as their
 	// time came, each kept for the next bucket of its group to inherit
-	// (see Bucket.PopRefill); heirCap is their total capacity.
+	// (see Bucket.RemoveRefill); heirCap is their total capacity.
 	heirs   []heir[V]
 	heirCap int
 }
@@ -270,11 +270,11 @@ const maxHeirs = 2
 // putHeir keeps the array of a bucket of group that emptied, for the next
 // bucket of the group to start filling. A hierarchical wheel moves a
 // crowded coarse slot down, or fires a crowded level-0 slot, as its time
-// comes, while the timers that re-arm gather in the next slot of that
-// level, which will need as large an array: grown a class at a time it
-// would cost a dozen arrays, and kept on a shelf with every other emptied
-// array it could be the one let go. Each group keeps its
-// own heirs, because the groups refill at different paces: a level-2 slot
+// comes, and a hashed wheel fires a crowded bucket, while the timers that
+// re-arm gather in a later slot of that level or ring, which will need as
+// large an array: grown a class at a time it would cost a dozen arrays,
+// and kept on a shelf with every other emptied array it could be the one
+// let go. Each group keeps its own heirs, because the groups refill at different paces: a level-2 slot
 // of a hierarchical wheel fills once per 4096 ticks while level 1 hands
 // down an array every 64, and a cap shared by all would let level 1 push
 // out the one large array that level 2 needs. An heir pushed out by one of
