@@ -151,6 +151,23 @@ func (h *harness) schedule(id int) {
 	}
 }
 
+// crowd schedules many timers close together, so that one bucket, or one
+// coarse slot about to move down a level (and be presized), holds more than
+// 64 of them.
+func (h *harness) crowd() {
+	if h.w.Now() == MaxTick { // schedule checks the end of time
+		return
+	}
+	base := h.tick()
+	spread := [...]uint64{1, 64, 4096}[h.n(3)]
+	for range h.n(uint64(len(h.holders)) + 1) {
+		id := h.id()
+		d := min(base+h.n(spread), MaxTick)
+		h.w.Schedule(&h.holders[id], d, id)
+		h.model.set(id, h.want(d))
+	}
+}
+
 func (h *harness) cancel(id int) {
 	_, active := h.model.get(id)
 	if got := h.w.Cancel(&h.holders[id]); got != active {
@@ -279,8 +296,10 @@ func (h *harness) nextExpiry() {
 func (h *harness) step() {
 	h.steps++
 	switch op := h.n(100); {
-	case op < 35:
+	case op < 33:
 		h.schedule(h.id())
+	case op < 35:
+		h.crowd()
 	case op < 50:
 		h.cancel(h.id())
 	case op < 85:
