@@ -50,6 +50,7 @@ type Wheel[V any] struct {
 func (w *Wheel[V]) ready() {
 	if w.s.buckets == nil {
 		w.s.init(levelCount*levelSlots, levelBits)
+		w.s.shrinkRefills = true
 	}
 }
 

@@ -69,7 +69,7 @@ func (b *Bucket[V]) Entries() []Entry[V] { return b.entries }
 func (b *Bucket[V]) Push(p *Pool[V], group int, deadline uint64, link *Link, value V) {
 	n := len(b.entries)
 	if n == cap(b.entries) {
-		b.move(p, p.grow(classOf(n)+1, n, group))
+		b.move(p, p.grow(classOf(n)+1, n, group), noGroup)
 	}
 	b.entries = b.entries[:n+1]
 	b.entries[n] = Entry[V]{Deadline: deadline, Link: link, Value: value}
@@ -83,7 +83,7 @@ func (b *Bucket[V]) Push(p *Pool[V], group int, deadline uint64, link *Link, val
 // arrays in between. group is as for Push. O(Len) when it moves.
 func (b *Bucket[V]) Reserve(p *Pool[V], group, n int) {
 	if len(b.entries)+n > cap(b.entries) {
-		b.move(p, p.grow(classFor(len(b.entries)+n), len(b.entries), group))
+		b.move(p, p.grow(classFor(len(b.entries)+n), len(b.entries), group), noGroup)
 	}
 }
 
@@ -122,13 +122,23 @@ func (b *Bucket[V]) remove(p *Pool[V], i, heirOf int) Entry[V] {
 // not part of draining the bucket: a bucket about to empty would copy for
 // nothing. O(Len) when it moves, which the removals since have paid for;
 // O(1) otherwise.
-func (b *Bucket[V]) Shrink(p *Pool[V]) {
+func (b *Bucket[V]) Shrink(p *Pool[V]) { b.shrink(p, noGroup) }
+
+// ShrinkRefill is Shrink for a bucket of a group whose buckets fill and
+// drain in turn, as a hierarchical wheel's coarse slots do when timers are
+// cancelled before they are due: one slot drains while the next fills.
+// The array it leaves, if of 1024 entries or more, is kept for the next
+// bucket of group that grows, as RemoveRefill's is. O(Len) when it moves;
+// O(1) otherwise.
+func (b *Bucket[V]) ShrinkRefill(p *Pool[V], group int) { b.shrink(p, group) }
+
+func (b *Bucket[V]) shrink(p *Pool[V], heirOf int) {
 	n := len(b.entries)
 	if n == 0 || n > cap(b.entries)/4 {
 		return
 	}
 	if c := classFor(2 * n); c < classOf(cap(b.entries)) {
-		b.move(p, p.fit(c))
+		b.move(p, p.fit(c), heirOf)
 	}
 }
 
@@ -153,11 +163,16 @@ func (b *Bucket[V]) shorten(p *Pool[V], last, heirOf int) {
 }
 
 // move copies the entries into fresh, which must be empty and large
-// enough, and releases the old array. Indices do not change.
-func (b *Bucket[V]) move(p *Pool[V], fresh []Entry[V]) {
+// enough, and releases the old array: as an heir of group heirOf, or to the
+// shelf of outgrown arrays for noGroup. Indices do not change.
+func (b *Bucket[V]) move(p *Pool[V], fresh []Entry[V], heirOf int) {
 	fresh = fresh[:len(b.entries)]
 	copy(fresh, b.entries)
 	clear(b.entries)
-	p.putOutgrown(b.entries[:0])
+	if heirOf == noGroup {
+		p.putOutgrown(b.entries[:0])
+	} else {
+		p.putHeir(b.entries[:0], heirOf)
+	}
 	b.entries = fresh
 }

@@ -140,6 +140,62 @@ func TestShrinkTakesClassBelow(t *testing.T) {
 	}
 }
 
+// TestShrinkRefill checks that the array a bucket leaves by ShrinkRefill
+// goes to the next bucket of its group that grows, and that Shrink's goes
+// to a shelf.
+func TestShrinkRefill(t *testing.T) {
+	for _, refill := range []bool{false, true} {
+		var p Pool[int]
+		var hold, crowd, next Bucket[int]
+		links := make([]Link, 20_001)
+		for i := range 10_000 { // live entries, so that budgets hold arrays
+			hold.Push(&p, 0, uint64(i), &links[i], i)
+		}
+		for i := 10_000; i < 20_000; i++ {
+			crowd.Push(&p, 1, uint64(i), &links[i], i)
+		}
+		big := crowd.Cap()
+		for crowd.Len() > big/4 {
+			crowd.Remove(&p, crowd.Len()-1)
+		}
+		if refill {
+			crowd.ShrinkRefill(&p, 1)
+		} else {
+			crowd.Shrink(&p)
+		}
+		require.Less(t, crowd.Cap(), big, "refill %v: no shrink", refill)
+		_, heirs := p.heirsOf(1)
+		next.Push(&p, 1, 0, &links[20_000], 0)
+		if refill {
+			require.Equal(t, 1, heirs)
+			require.Equal(t, big, next.Cap(), "the next bucket of the group did not inherit")
+		} else {
+			require.Zero(t, heirs)
+			require.Less(t, next.Cap(), big)
+		}
+		checkLinks(t, &crowd)
+	}
+}
+
+// TestShrinksWidenOutgrownBudget checks that while buckets shrink, the
+// pool keeps outgrown arrays beyond a quarter of the live entries: those a
+// bucket outgrows on its way up are what one draining goes down through.
+func TestShrinksWidenOutgrownBudget(t *testing.T) {
+	var p Pool[int]
+	var hold Bucket[int]
+	links := make([]Link, 10_000)
+	for i := range links {
+		hold.Push(&p, 0, uint64(i), &links[i], i)
+	}
+	c := classFor(2 * len(links) / 3) // larger than a quarter of the live entries
+	p.outgrown, p.vacated = shelf[int]{}, shelf[int]{}
+	p.putOutgrown(slices.Grow([]Entry[int](nil), classCaps[c]))
+	require.Zero(t, p.outgrown.count(), "kept while nothing shrinks")
+	p.fit(c) // a bucket shrinks to class c
+	p.putOutgrown(slices.Grow([]Entry[int](nil), classCaps[c]))
+	require.Equal(t, 1, p.outgrown.count(), "let go while buckets shrink")
+}
+
 // TestPoolRecycles checks that buckets filling and draining in rotation, as
 // the coarse slots of a hierarchical wheel do, allocate nothing once warm.
 func TestPoolRecycles(t *testing.T) {
