@@ -128,8 +128,10 @@ func (b *Bucket[V]) Shrink(p *Pool[V]) { b.shrink(p, noGroup) }
 // drain in turn, as a hierarchical wheel's coarse slots do when timers are
 // cancelled before they are due: one slot drains while the next fills.
 // The array it leaves, if of 1024 entries or more, is kept for the next
-// bucket of group that grows, as RemoveRefill's is. O(Len) when it moves;
-// O(1) otherwise.
+// bucket of group that grows, as RemoveRefill's is, and while such shrinks
+// go on the pool keeps more of the arrays that growing buckets leave, for
+// the shrinking ones to go down through. O(Len) when it moves; O(1)
+// otherwise.
 func (b *Bucket[V]) ShrinkRefill(p *Pool[V], group int) { b.shrink(p, group) }
 
 func (b *Bucket[V]) shrink(p *Pool[V], heirOf int) {
@@ -138,6 +140,9 @@ func (b *Bucket[V]) shrink(p *Pool[V], heirOf int) {
 		return
 	}
 	if c := classFor(2 * n); c < classOf(cap(b.entries)) {
+		if heirOf != noGroup {
+			p.noteShrink(c)
+		}
 		b.move(p, p.fit(c), heirOf)
 	}
 }

@@ -177,9 +177,10 @@ func TestShrinkRefill(t *testing.T) {
 	}
 }
 
-// TestShrinksWidenOutgrownBudget checks that while buckets shrink, the
-// pool keeps outgrown arrays beyond a quarter of the live entries: those a
-// bucket outgrows on its way up are what one draining goes down through.
+// TestShrinksWidenOutgrownBudget checks that while buckets of refilling
+// groups shrink, the pool keeps outgrown arrays beyond a quarter of the
+// live entries: those a bucket outgrows on its way up are what one
+// draining goes down through. Other shrinks, and growth alone, do not.
 func TestShrinksWidenOutgrownBudget(t *testing.T) {
 	var p Pool[int]
 	var hold Bucket[int]
@@ -189,11 +190,17 @@ func TestShrinksWidenOutgrownBudget(t *testing.T) {
 	}
 	c := classFor(2 * len(links) / 3) // larger than a quarter of the live entries
 	p.outgrown, p.vacated = shelf[int]{}, shelf[int]{}
-	p.putOutgrown(slices.Grow([]Entry[int](nil), classCaps[c]))
-	require.Zero(t, p.outgrown.count(), "kept while nothing shrinks")
-	p.fit(c) // a bucket shrinks to class c
-	p.putOutgrown(slices.Grow([]Entry[int](nil), classCaps[c]))
-	require.Equal(t, 1, p.outgrown.count(), "let go while buckets shrink")
+	putBig := func() int {
+		p.putOutgrown(slices.Grow([]Entry[int](nil), classCaps[c]))
+		n := p.outgrown.count()
+		p.outgrown = shelf[int]{}
+		return n
+	}
+	require.Zero(t, putBig(), "kept while nothing shrinks")
+	p.fit(c) // a plain Shrink to class c
+	require.Zero(t, putBig(), "kept after a plain shrink")
+	p.noteShrink(c) // a ShrinkRefill to class c
+	require.Equal(t, 1, putBig(), "let go while buckets of refilling groups shrink")
 }
 
 // TestPoolRecycles checks that buckets filling and draining in rotation, as

@@ -76,17 +76,20 @@ type Pool[V any] struct {
 	heirCap int
 
 	// shrinks holds the least capacities of the classes that the latest
-	// shrinks asked fit for, a ring at shrinkAt, and shrinksCap their sum;
-	// see outgrownBudget.
+	// shrinks of refilling groups went to, a ring at shrinkAt, and
+	// shrinksCap their sum; see outgrownBudget.
 	shrinks    [shrinkMemory]int
 	shrinkAt   int
 	shrinksCap int
 }
 
 // shrinkMemory is how many of the latest shrinks widen the budget of
-// outgrown arrays: about one bucket's way down from a hundred thousand
-// entries to a handful.
-const shrinkMemory = 16
+// outgrown arrays: about two buckets' way down from a hundred thousand
+// entries to a handful. With 16, the small classes at the end of one
+// bucket's way down pushed the large ones out of the ring, the budget fell
+// back, and the arrays the next slot needed were let go (7 B per schedule
+// and cancel at 100k timers in TestCancelSteadyState; none with 32).
+const shrinkMemory = 32
 
 // heir is an array kept for the next bucket of a group to start filling.
 type heir[V any] struct {
@@ -172,9 +175,6 @@ const (
 // hashed wheel, re-armed every 5000 to 10000 ticks, exact fits alone made a
 // few new arrays per thousand ticks.
 func (p *Pool[V]) fit(c int) []Entry[V] {
-	p.shrinksCap += classCaps[c] - p.shrinks[p.shrinkAt]
-	p.shrinks[p.shrinkAt] = classCaps[c]
-	p.shrinkAt = (p.shrinkAt + 1) % shrinkMemory
 	if a, ok := p.take(c); ok {
 		return a
 	}
@@ -184,6 +184,14 @@ func (p *Pool[V]) fit(c int) []Entry[V] {
 		}
 	}
 	return slices.Grow([]Entry[V](nil), classCaps[c])
+}
+
+// noteShrink records that a bucket of a group whose buckets fill and drain
+// in turn shrinks to class c (see outgrownBudget).
+func (p *Pool[V]) noteShrink(c int) {
+	p.shrinksCap += classCaps[c] - p.shrinks[p.shrinkAt]
+	p.shrinks[p.shrinkAt] = classCaps[c]
+	p.shrinkAt = (p.shrinkAt + 1) % shrinkMemory
 }
 
 // take removes and returns the newest spare of class c on either shelf,
@@ -224,15 +232,15 @@ func (p *Pool[V]) putVacated(a []Entry[V]) {
 }
 
 // outgrownBudget is a share of the live entries plus half the floor, plus
-// what the latest shrinks asked for, up to twice the live entries. While
-// buckets only grow, as when a wheel fills, what they outgrow is rarely
-// wanted again. While some also shrink, as when a crowded slot drains by
-// cancels while the next one fills, the arrays that one bucket outgrows on
-// its way up are the ones another needs on its way down, most of a
-// rotation later, and a budget of a quarter of the live entries let the
-// larger ones go every time: a hierarchical wheel of 10k timers
-// scheduled 30 s out and cancelled a second later allocated 27.6 B per
-// schedule and cancel, 1.3 B with this budget.
+// what the latest shrinks of refilling groups went to (see
+// Bucket.ShrinkRefill), up to twice the live entries. While buckets only
+// grow, as when a wheel fills, what they outgrow is rarely wanted again.
+// While some also shrink, as when a crowded slot drains by cancels while
+// the next one fills, the arrays that one bucket outgrows on its way up
+// are the ones another needs on its way down, most of a rotation later,
+// and a budget of a quarter of the live entries let the larger ones go
+// every time: a hierarchical wheel of 10k timers scheduled 30 s out and
+// cancelled a second later allocated 27.6 B per schedule and cancel.
 func (p *Pool[V]) outgrownBudget() int {
 	shift := p.SpareShift
 	if shift == 0 {
