@@ -10,13 +10,15 @@
 // told where the entry is. Cancelling swap-removes the entry in O(1), moving
 // the last entry of the bucket into the hole and updating its holder. Arrays
 // are recycled among a wheel's buckets through a pool that keeps what
-// comes back (the array of a bucket that emptied, for the next one to fill;
-// that of a crowded slot that fired or moved down, for the next slot of its
-// level), so once the buckets have grown, operations do not allocate, and
-// when a burst of timers drains the memory goes back to the garbage
-// collector. While bucket sizes drift up to the largest they will see, a
-// bucket can still reach a new size class now and then, mostly in the
-// hashed wheel; README.md gives the measured rates.
+// comes back (the array of a crowded bucket that fired or moved down, or
+// in the hierarchical wheel shrank as its timers were cancelled, goes to
+// the next bucket of its ring or level to fill), so once the buckets have
+// grown to the largest sizes they see, operations do not allocate,
+// and when a burst of timers drains the memory goes back to the garbage
+// collector. Growing can take a while: the buckets of a hashed wheel whose
+// timers wait more than a revolution stay partly full, and their sizes
+// wander up to their largest over tens of lifetimes; README.md gives the
+// measurements.
 //
 // Time is a plain tick count that the caller drives with Advance; a wheel
 // never reads a clock, which makes it deterministic under test. [Clock] maps
