@@ -7,6 +7,7 @@ import (
 	"testing"
 	"unsafe"
 
+	"github.com/packwheel/packwheel/packed"
 	"github.com/stretchr/testify/require"
 )
 
@@ -108,6 +109,40 @@ func TestMemoryAfterBurstWithSurvivors(t *testing.T) {
 			require.Less(t, int64(after)-int64(withSurvivors), int64(2<<20), "burst memory not given back")
 			runtime.KeepAlive(holders)
 			runtime.KeepAlive(w) // else the collector takes the whole wheel
+		})
+	}
+}
+
+// TestDrainEndingInACrowd checks that a burst whose last bucket to empty is
+// crowded gives its arrays back. That last release keeps the crowd's array
+// as an heir, and trimming the shelves only on ordinary releases left them
+// at the budget of the live timers before it: a hashed wheel kept 300,000
+// entries of spare arrays (7 MB) with no timer left.
+func TestDrainEndingInACrowd(t *testing.T) {
+	for _, k := range []struct {
+		name string
+		make func() Timers[int]
+		pool func(Timers[int]) *packed.Pool[int]
+	}{
+		{"hashed", func() Timers[int] { return new(Hashed[int]) },
+			func(w Timers[int]) *packed.Pool[int] { return &w.(*Hashed[int]).s.pool }},
+		{"wheel", func() Timers[int] { return new(Wheel[int]) },
+			func(w Timers[int]) *packed.Pool[int] { return &w.(*Wheel[int]).s.pool }},
+	} {
+		t.Run(k.name, func(t *testing.T) {
+			w := k.make()
+			const buckets, each, crowd = 3000, 100, 200_000
+			holders := make([]Holder, buckets*each+crowd)
+			for i := range holders[:buckets*each] {
+				w.Schedule(&holders[i], 1+uint64(i/each), i)
+			}
+			for i := buckets * each; i < len(holders); i++ {
+				w.Schedule(&holders[i], buckets+1, i)
+			}
+			w.Advance(buckets+1, nil)
+			require.Zero(t, w.Len())
+			// Each shelf and the heirs may keep half the floor of 4096.
+			require.LessOrEqual(t, k.pool(w).Spare(), 3*2048, "spare entries with no timer left")
 		})
 	}
 }

@@ -111,8 +111,8 @@ func (s *store[V]) remove(slot, i int) {
 	}
 }
 
-// take takes entry i out of bucket slot without shrinking it, for a bucket
-// being drained. The entry's holder is left as it was, for the caller to
+// take takes entry i out of bucket slot without shrinking it, for remove
+// to shrink after. The entry's holder is left as it was, for the caller to
 // relink or unlink.
 func (s *store[V]) take(slot, i int) packed.Entry[V] {
 	b := &s.buckets[slot]

@@ -62,8 +62,8 @@ func (b *Bucket[V]) At(i int) *Entry[V] { return &b.entries[i] }
 func (b *Bucket[V]) Entries() []Entry[V] { return b.entries }
 
 // Push appends an entry and sets its Link.Index. group names the bucket's
-// group for RemoveRefill; callers that never use RemoveRefill pass any
-// constant.
+// group for RemoveRefill and ShrinkRefill; callers that never use them pass
+// any constant.
 // O(1) amortized: when the bucket is full it moves to an array of the next
 // size class, taken from p if one is spare.
 func (b *Bucket[V]) Push(p *Pool[V], group int, deadline uint64, link *Link, value V) {
@@ -128,10 +128,12 @@ func (b *Bucket[V]) Shrink(p *Pool[V]) { b.shrink(p, noGroup) }
 // drain in turn, as a hierarchical wheel's coarse slots do when timers are
 // cancelled before they are due: one slot drains while the next fills.
 // The array it leaves, if of 1024 entries or more, is kept for the next
-// bucket of group that grows, as RemoveRefill's is, and while such shrinks
-// go on the pool keeps more of the arrays that growing buckets leave, for
-// the shrinking ones to go down through. O(Len) when it moves; O(1)
-// otherwise.
+// bucket of group that grows, as RemoveRefill's is; a smaller one goes to
+// the shelf of emptied arrays rather than that of outgrown ones. And the
+// pool keeps more of the arrays that growing buckets leave, for shrinking
+// ones to go down through, by as much as the last 32 such shrinks went to
+// (up to twice the live entries) until later ones replace them. O(Len)
+// when it moves; O(1) otherwise.
 func (b *Bucket[V]) ShrinkRefill(p *Pool[V], group int) { b.shrink(p, group) }
 
 func (b *Bucket[V]) shrink(p *Pool[V], heirOf int) {

@@ -177,30 +177,43 @@ func TestShrinkRefill(t *testing.T) {
 	}
 }
 
-// TestShrinksWidenOutgrownBudget checks that while buckets of refilling
-// groups shrink, the pool keeps outgrown arrays beyond a quarter of the
-// live entries: those a bucket outgrows on its way up are what one
-// draining goes down through. Other shrinks, and growth alone, do not.
+// TestShrinksWidenOutgrownBudget checks that after a bucket shrinks with
+// ShrinkRefill the pool keeps outgrown arrays beyond a quarter of the live
+// entries: those a bucket outgrows on its way up are what one draining
+// goes down through. After a plain Shrink it does not.
 func TestShrinksWidenOutgrownBudget(t *testing.T) {
-	var p Pool[int]
-	var hold Bucket[int]
-	links := make([]Link, 10_000)
-	for i := range links {
-		hold.Push(&p, 0, uint64(i), &links[i], i)
+	for _, refill := range []bool{false, true} {
+		var p Pool[int]
+		var hold, b Bucket[int]
+		links := make([]Link, 50_000)
+		for i := range 10_000 {
+			hold.Push(&p, 0, uint64(i), &links[i], i)
+		}
+		for i := 10_000; i < len(links); i++ {
+			b.Push(&p, 1, uint64(i), &links[i], i)
+		}
+		for b.Len() > 9_000 {
+			b.Remove(&p, b.Len()-1)
+		}
+		before := b.Cap()
+		if refill {
+			b.ShrinkRefill(&p, 1)
+		} else {
+			b.Shrink(&p)
+		}
+		require.Less(t, b.Cap(), before, "no shrink")
+		// An array larger than a quarter of the live entries plus half
+		// the floor, outgrown by some bucket.
+		big := classFor(p.Live()/4 + spareFloor/2 + 1)
+		p.outgrown, p.vacated = shelf[int]{}, shelf[int]{}
+		p.putOutgrown(slices.Grow([]Entry[int](nil), classCaps[big]))
+		if refill {
+			require.Equal(t, 1, p.outgrown.count(), "let go after ShrinkRefill")
+		} else {
+			require.Zero(t, p.outgrown.count(), "kept after a plain Shrink")
+		}
+		checkLinks(t, &b)
 	}
-	c := classFor(2 * len(links) / 3) // larger than a quarter of the live entries
-	p.outgrown, p.vacated = shelf[int]{}, shelf[int]{}
-	putBig := func() int {
-		p.putOutgrown(slices.Grow([]Entry[int](nil), classCaps[c]))
-		n := p.outgrown.count()
-		p.outgrown = shelf[int]{}
-		return n
-	}
-	require.Zero(t, putBig(), "kept while nothing shrinks")
-	p.fit(c) // a plain Shrink to class c
-	require.Zero(t, putBig(), "kept after a plain shrink")
-	p.noteShrink(c) // a ShrinkRefill to class c
-	require.Equal(t, 1, putBig(), "let go while buckets of refilling groups shrink")
 }
 
 // TestPoolRecycles checks that buckets filling and draining in rotation, as

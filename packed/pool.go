@@ -1,6 +1,7 @@
 package packed
 
 import (
+	"math"
 	"slices"
 	"sort"
 )
@@ -13,12 +14,16 @@ import (
 // reaches.
 var classCaps = func() []int {
 	caps := []int{8}
-	for c := 8; c < 1<<32; {
+	for c := 8; c < maxClassCap; {
 		c += c / 2
 		caps = append(caps, c)
 	}
 	return caps
 }()
+
+// maxClassCap bounds the classes: a Link's index is 32 bits, and on a
+// 32-bit platform half of MaxInt keeps the last class from overflowing.
+const maxClassCap = min(1<<32, math.MaxInt/2)
 
 // classOf returns the class of an array of capacity c, or -1 for none.
 func classOf(c int) int { return sort.SearchInts(classCaps, c+1) - 1 }
@@ -42,7 +47,9 @@ const spareFloor = 4096
 //   - An array left behind when a bucket grew or shrank is rarely wanted
 //     again: the bucket that outgrew it is still there. Those are kept up to
 //     a share of the live entries (see SpareShift) plus half the floor, so
-//     that filling a wheel does not leave a second copy of it on the shelf.
+//     that filling a wheel does not leave a second copy of it on the shelf,
+//     plus what the latest shrinks of refilling groups went to (see
+//     Bucket.ShrinkRefill), whose own arrays go where emptied ones do.
 //   - An array of a bucket that emptied is what the next bucket to fill
 //     wants, as when a hierarchical wheel moves a crowded coarse slot down
 //     and then fills the next one, or a level-0 slot fires and its timers
@@ -60,8 +67,9 @@ const spareFloor = 4096
 // after first use.
 type Pool[V any] struct {
 	// SpareShift sets the budget of arrays outgrown by their buckets to
-	// Live()>>SpareShift entries plus a small floor; zero means 2, a
-	// quarter. Set it before first use.
+	// Live()>>SpareShift entries plus a small floor, and plus what recent
+	// ShrinkRefill shrinks went to; zero means 2, a quarter. Set it before
+	// first use.
 	SpareShift uint8
 
 	outgrown shelf[V]
@@ -187,7 +195,8 @@ func (p *Pool[V]) fit(c int) []Entry[V] {
 }
 
 // noteShrink records that a bucket of a group whose buckets fill and drain
-// in turn shrinks to class c (see outgrownBudget).
+// in turn shrinks towards class c, the class it asks fit for (see
+// outgrownBudget).
 func (p *Pool[V]) noteShrink(c int) {
 	p.shrinksCap += classCaps[c] - p.shrinks[p.shrinkAt]
 	p.shrinks[p.shrinkAt] = classCaps[c]
@@ -307,12 +316,14 @@ const maxHeirs = 2
 // re-arm gather in a later slot of that level or ring, which will need as
 // large an array: grown a class at a time it would cost a dozen arrays,
 // and kept on a shelf with every other emptied array it could be the one
-// let go. Each group keeps its own heirs, because the groups refill at different paces: a level-2 slot
-// of a hierarchical wheel fills once per 4096 ticks while level 1 hands
-// down an array every 64, and a cap shared by all would let level 1 push
-// out the one large array that level 2 needs. An heir pushed out by one of
-// its own group goes to the vacated shelf. Heirs have a budget of their
-// own, cut back as live entries fall.
+// let go. Each group keeps its own heirs, because the groups refill at
+// different paces: a level-2 slot of a hierarchical wheel fills once per
+// 4096 ticks while level 1 hands down an array every 64, and a cap shared
+// by all would let level 1 push out the one large array that level 2
+// needs. An heir pushed out by one of its own group goes to the vacated
+// shelf. Heirs have a budget of their own, cut back as live entries fall;
+// the shelves are cut back here too, since the last release of a burst
+// that drains may be an heir's.
 func (p *Pool[V]) putHeir(a []Entry[V], group int) {
 	if cap(a) < jumpFrom {
 		p.putVacated(a)
@@ -324,6 +335,8 @@ func (p *Pool[V]) putHeir(a []Entry[V], group int) {
 	p.heirs = append(p.heirs, heir[V]{a, group})
 	p.heirCap += cap(a)
 	p.trimHeirs()
+	p.outgrown.trim(p.outgrownBudget())
+	p.vacated.trim(p.vacatedBudget())
 }
 
 // inherit returns the newest array kept for group of capacity least or
