@@ -20,8 +20,8 @@ type store[V any] struct {
 	// hierarchical wheel sets it: when timers are cancelled before they
 	// are due, its crowded coarse slot drains while the next one fills
 	// (TestCancelSteadyState: 27.6 B per schedule and cancel at 10k timers
-	// without it, none with it). The hashed wheel allocates nothing there
-	// without it, and with it kept 2 MB of a fired burst's arrays that
+	// without it, none with it). The hashed wheel allocates next to nothing
+	// there without it, and with it kept 2 MB of a fired burst's arrays that
 	// nothing wanted (TestMemoryAfterBurstWithSurvivors).
 	shrinkRefills bool
 }
