@@ -10,10 +10,6 @@ import (
 // with HashedOptions.Slots == 0.
 const DefaultHashedSlots = 4096
 
-// oneGroup shifts every slot number to pool group 0: a hashed wheel's
-// buckets fill and drain in turn on one ring.
-const oneGroup = 32
-
 // maxHashedSlots bounds HashedOptions.Slots so that a slot number fits a
 // Holder.
 const maxHashedSlots = 1 << 24
@@ -90,7 +86,7 @@ func (w *Hashed[V]) ready() {
 	// hierarchical wheel's rotating slots.
 	w.s.pool.SpareShift = 3
 	w.sweepFrom, w.sweepMin = w.s.now+1, math.MaxUint64
-	w.s.init(w.slots, oneGroup)
+	w.s.init(w.slots, uint8(bits.TrailingZeros(uint(w.slots)))) // one group
 }
 
 // Slots returns the number of buckets. O(1).
@@ -125,8 +121,8 @@ func (w *Hashed[V]) ScheduleAfter(h *Holder, delay uint64, v V) {
 // with value v. When h is already due inside the range it only stores v,
 // which makes pushing an idle timeout back on every packet nearly free.
 // Otherwise it picks latest: a hashed wheel's timers do not move on their
-// own, so the latest tick leaves the most room for later calls to be no-ops. A range
-// wholly at or before Now fires at Now()+1. O(1).
+// own, so the latest tick leaves the most room for later calls to be
+// no-ops. A range wholly at or before Now fires at Now()+1. O(1).
 //
 // It panics, before changing anything, if earliest > latest, latest is
 // beyond MaxTick, or h is not a holder of this wheel (see Schedule).
@@ -242,7 +238,8 @@ func (w *Hashed[V]) nextOccupied(from, to uint64) (uint64, bool) {
 
 // Advance processes every tick up to and including to, in order, calling
 // expire with the value of each timer as it fires (a nil expire discards
-// them); during the call Now equals the timer's deadline. An Advance to a tick before Now does nothing.
+// them); during the call Now equals the timer's deadline. An Advance to a
+// tick before Now does nothing.
 // It allocates nothing.
 //
 // It panics if to is beyond MaxTick or if called from an expiry callback.

@@ -12,7 +12,7 @@ type store[V any] struct {
 	occupied []uint64 // bit b%64 of word b/64 is set iff bucket b is not empty
 	pool     packed.Pool[V]
 	running  reentry
-	// groupShift maps a bucket to its group in the pool (see group).
+	// groupShift is log2 of the buckets in a pool group (see group).
 	groupShift uint8
 	// shrinkRefills shrinks buckets after a removal with ShrinkRefill:
 	// the array a bucket leaves goes to the next bucket of its group that
@@ -26,7 +26,7 @@ type store[V any] struct {
 	shrinkRefills bool
 }
 
-// init makes the buckets; bucket b is in pool group b>>groupShift.
+// init makes the buckets, in pool groups of 1<<groupShift (see group).
 func (s *store[V]) init(buckets int, groupShift uint8) {
 	s.groupShift = groupShift
 	s.buckets = make([]packed.Bucket[V], buckets)
@@ -103,22 +103,14 @@ func (s *store[V]) insert(link *packed.Link, slot int, d uint64, v V) {
 // shrinks the bucket if it stays mostly empty: the removal of a cancel or a
 // move.
 func (s *store[V]) remove(slot, i int) {
-	unlink(s.take(slot, i).Link)
-	if s.shrinkRefills {
-		s.buckets[slot].ShrinkRefill(&s.pool, s.group(slot))
-	} else {
-		s.buckets[slot].Shrink(&s.pool)
-	}
-}
-
-// take takes entry i out of bucket slot without shrinking it, for remove
-// to shrink after. The entry's holder is left as it was, for the caller to
-// relink or unlink.
-func (s *store[V]) take(slot, i int) packed.Entry[V] {
 	b := &s.buckets[slot]
-	e := b.Remove(&s.pool, i)
+	unlink(b.Remove(&s.pool, i).Link)
 	s.emptied(b, slot)
-	return e
+	if s.shrinkRefills {
+		b.ShrinkRefill(&s.pool, s.group(slot))
+	} else {
+		b.Shrink(&s.pool)
+	}
 }
 
 // next returns the deadline of a timer scheduled at or before now: the
@@ -145,8 +137,8 @@ func (s *store[V]) drain(slot, i int) packed.Entry[V] {
 
 // group returns the pool group of bucket slot: buckets that fill and drain
 // in turn, so that the array of one that drained suits the next to fill.
-// A hierarchical wheel's groups are its levels, which turn at their own
-// paces; a hashed wheel's buckets all take their turn on one ring.
+// A hierarchical wheel's groups are its levels of 64, which turn at their
+// own paces; a hashed wheel's ring is one group.
 func (s *store[V]) group(slot int) int { return slot >> s.groupShift }
 
 func (s *store[V]) emptied(b *packed.Bucket[V], slot int) {

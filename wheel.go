@@ -57,8 +57,9 @@ func (w *Wheel[V]) ready() {
 // levelFor returns the level at which a deadline d >= now is placed when the
 // wheel is at tick now: the lowest whose ring reaches it. Level 0 is a ring
 // of the 64 ticks from now; a coarser level L is a ring of the 63 blocks of
-// 64^L ticks after now's block, and a block lands in slot block%64. The level is that of the highest bit of d-now,
-// or the one above when d lies exactly 64 blocks on: O(1).
+// 64^L ticks after now's block, and a block lands in slot block%64. The
+// level is that of the highest bit of d-now, or the one above when d lies
+// exactly 64 blocks on: O(1).
 //
 // The textbook choice, the highest base-64 digit in which now and d differ,
 // places by digits alone, so every timer whose short delay crosses a
@@ -216,8 +217,9 @@ func (w *Wheel[V]) Now() uint64 { return w.s.now }
 // limit if that is later; no timer fires before it. When the next work is a
 // timer in level 0, which holds the timers due within 64 ticks, the answer
 // is its exact deadline; when it is a coarse slot, it is the start of that
-// slot, where Advance will move its timers down a level. It returns Now when a bounded advance
-// left timers of the current tick unfired or a coarse slot half moved.
+// slot, where Advance will move its timers down a level. It returns Now
+// when a bounded advance left timers of the current tick unfired or a
+// coarse slot half moved.
 // O(levels); it allocates nothing.
 func (w *Wheel[V]) NextExpiry(limit uint64) uint64 {
 	if w.cascading != 0 && w.s.buckets[w.cascading-1].Len() > 0 {
@@ -267,7 +269,8 @@ func (w *Wheel[V]) next() (slot int, start uint64, ok bool) {
 
 // Advance processes every tick up to and including to, in order, calling
 // expire with the value of each timer as it fires (a nil expire discards
-// them); during the call Now equals the timer's deadline. An Advance to a tick before Now does nothing.
+// them); during the call Now equals the timer's deadline. An Advance to a
+// tick before Now does nothing.
 // It costs O(levels) per occupied slot reached plus O(1) per timer fired or
 // moved, and allocates nothing.
 //
@@ -372,8 +375,8 @@ const presizeFrom = 64
 // into all grow at the same moment a class at a time, which needs more
 // spare arrays at once than the pool keeps and has it allocate on every
 // rotation. Each goes to the level of its deadline's highest nonzero
-// digit below the slot's level (level 0 within 64 ticks). It counts by the entries'
-// own deadlines, which are sequential in memory; a timer postponed in
+// digit below the slot's level (level 0 within 64 ticks). It counts by the
+// entries' own deadlines, which are sequential in memory; a timer postponed in
 // place moves further than that, so its bucket may end up a little larger
 // than needed, never too small to work. O(entries in slot), done only when
 // the whole slot moves in one call, so that AdvanceLimit still bounds the
