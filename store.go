@@ -48,6 +48,30 @@ func (s *store[V]) locate(h *Holder, op string) (*packed.Bucket[V], int) {
 	panic(foreignHolder{op, slot, index})
 }
 
+// pushBack is the fast path of Schedule and ScheduleAfter, the one that
+// pushing an idle timeout back takes: if h is active in this wheel and d is
+// later than its entry's own deadline, it postpones the timer in place (see
+// postpone) and reports true. Anything else, misuse included, it leaves
+// untouched for set to handle or report. No entry is due before now
+// (checkStore verifies it after every step of the model tests), so d is
+// then in the future too.
+//
+// It is written to inline into Schedule with as few instructions as will
+// do: at a million timers the two cache misses of a reschedule overlap with
+// the next reschedule's only while few instructions wait behind them.
+// Versions that returned the entry for the caller to update, or that also
+// compared d with now, cost 15-25% more there (105-135 ns against 90-100 in
+// a loop calling Schedule directly); the call into set it spares, 20-30%.
+func (s *store[V]) pushBack(h *Holder, d uint64, v V) bool {
+	if slot, i := int(h.link.Slot)-1, int(h.link.Index); uint(slot) < uint(len(s.buckets)) {
+		if e := s.buckets[slot].Entries(); uint(i) < uint(len(e)) && e[i].Link == &h.link && d > e[i].Deadline {
+			e[i].Value, h.link.Deadline = v, d
+			return true
+		}
+	}
+	return false
+}
+
 // dueWithin implements the no-op of ScheduleRange for both wheels: if h is
 // already due inside [earliest, latest], it stores v and reports true.
 func (s *store[V]) dueWithin(h *Holder, earliest, latest uint64, v V) bool {

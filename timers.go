@@ -62,7 +62,7 @@ var (
 
 // checkTick panics if t is beyond MaxTick.
 func checkTick(op, what string, t uint64) {
-	if t > MaxTick {
+	if int64(t) < 0 { // t > MaxTick, in one instruction
 		panic(fmt.Sprintf("packwheel: %s: %s %d is beyond MaxTick", op, what, t))
 	}
 }

@@ -99,13 +99,21 @@ func (w *Wheel[V]) slotFor(d uint64) int {
 // active in another wheel, was copied, or was overwritten.
 func (w *Wheel[V]) Schedule(h *Holder, deadline uint64, v V) {
 	checkTick("Schedule", "deadline", deadline)
+	// Level 0 holds exact ticks, so only coarser levels postpone in place.
+	if h.link.Slot > levelSlots && w.s.pushBack(h, deadline, v) {
+		return
+	}
 	w.set(h, deadline, v, "Schedule")
 }
 
 // ScheduleAfter is Schedule(h, w.Now()+delay, v). It panics if that is
 // beyond MaxTick.
 func (w *Wheel[V]) ScheduleAfter(h *Holder, delay uint64, v V) {
-	w.set(h, afterNow("ScheduleAfter", w.s.now, delay), v, "ScheduleAfter")
+	d := afterNow("ScheduleAfter", w.s.now, delay)
+	if h.link.Slot > levelSlots && w.s.pushBack(h, d, v) {
+		return
+	}
+	w.set(h, d, v, "ScheduleAfter")
 }
 
 // ScheduleRange sets the timer of h to fire at a tick in [earliest, latest]
