@@ -39,3 +39,41 @@ func TestAdvanceLimitBoundsCascades(t *testing.T) {
 	require.GreaterOrEqual(t, calls, timers/n)
 	require.Zero(t, w.Len())
 }
+
+// TestRescheduleToNowWhilePending reschedules, to Now, a timer of tick Now
+// that a bounded advance left unfired: it must fire at the next tick, not
+// be left at Now. Its entry is due at Now, the one case in which a deadline
+// no later than the entry's is also no later than Now, so the fast path
+// that pushes timers back must not take it. At a level boundary, so that in
+// the hierarchical wheel the timers wait in a coarse slot that the bounded
+// advance leaves half moved down.
+func TestRescheduleToNowWhilePending(t *testing.T) {
+	forEachWheel(t, func(t *testing.T, w Timers[*conn]) {
+		const at = 1 << 12
+		conns := make([]conn, 3)
+		for i := range conns {
+			w.Schedule(&conns[i].timer, at, &conns[i])
+		}
+		var fired []uint64
+		expire := func(*conn) { fired = append(fired, w.Now()) }
+		require.False(t, w.AdvanceLimit(at, 1, expire), "stops within tick %d", at)
+		require.Equal(t, uint64(at), w.Now())
+		mustCheck(t, w)
+		var left *conn // the first scheduled, the last a bucket gets to
+		for i := len(conns) - 1; i >= 0; i-- {
+			if conns[i].timer.Active() {
+				left = &conns[i]
+			}
+		}
+		require.NotNil(t, left, "a timer of tick %d left unfired", at)
+		require.Equal(t, uint64(at), left.timer.Deadline())
+
+		w.Schedule(&left.timer, at, left)
+		require.Equal(t, uint64(at+1), left.timer.Deadline(), "a deadline of Now means the next tick")
+		mustCheck(t, w)
+		w.Advance(at+1, expire)
+		require.False(t, left.timer.Active())
+		require.Equal(t, uint64(at+1), fired[len(fired)-1], "the rescheduled timer fired last, at the next tick")
+		require.Zero(t, w.Len())
+	})
+}

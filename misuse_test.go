@@ -75,16 +75,24 @@ func TestMisuseHolders(t *testing.T) {
 			requireRejected(t, w, a, msg("Schedule", slot, idx), func() { w.Schedule(&c.timer, 5, c) })
 			requireRejected(t, w, a, msg("ScheduleAfter", slot, idx), func() { w.ScheduleAfter(&c.timer, 5, c) })
 			requireRejected(t, w, a, msg("ScheduleRange", slot, idx), func() { w.ScheduleRange(&c.timer, 5, 9, c) })
+			// Later than the entry's deadline: what pushes a timer back in
+			// place must check the holder too.
+			requireRejected(t, w, a, msg("Schedule", slot, idx), func() { w.Schedule(&c.timer, 500, c) })
+			requireRejected(t, w, a, msg("ScheduleAfter", slot, idx), func() { w.ScheduleAfter(&c.timer, 500, c) })
 		})
 
 		t.Run("another wheel", func(t *testing.T) {
 			for _, other := range wheelKinds {
 				o := other.make()
 				c := &conn{id: 4}
-				o.Schedule(&c.timer, 1000, c)
+				// At a's tick, so that in a wheel of a's kind c's slot and
+				// index name a's entry.
+				o.Schedule(&c.timer, 100, c)
 				s, i := int(c.timer.link.Slot)-1, int(c.timer.link.Index)
 				requireRejected(t, w, a, msg("Cancel", s, i), func() { w.Cancel(&c.timer) })
 				requireRejected(t, w, a, msg("Schedule", s, i), func() { w.Schedule(&c.timer, 5, c) })
+				requireRejected(t, w, a, msg("Schedule", s, i), func() { w.Schedule(&c.timer, 500, c) })
+				requireRejected(t, w, a, msg("ScheduleAfter", s, i), func() { w.ScheduleAfter(&c.timer, 500, c) })
 				require.True(t, o.Cancel(&c.timer), "the other wheel still owns its timer")
 			}
 		})

@@ -54,7 +54,8 @@ func (s *store[V]) locate(h *Holder, op string) (*packed.Bucket[V], int) {
 // postpone) and reports true. Anything else, misuse included, it leaves
 // untouched for set to handle or report. No entry is due before now
 // (checkStore verifies it after every step of the model tests), so d is
-// then in the future too.
+// then in the future too; an entry due at now, left by a bounded advance,
+// is why the comparison is strict (TestRescheduleToNowWhilePending).
 //
 // It is written to inline into Schedule with as few instructions as will
 // do: at a million timers the two cache misses of a reschedule overlap with
