@@ -55,13 +55,13 @@ func (*noCopy) Unlock() {}
 // store.locate stays small enough to inline into every operation.
 type foreignHolder struct {
 	op          string
-	slot, index int
+	slot, index uint32 // as the holder has them: slot is the bucket plus one
 }
 
 func (f foreignHolder) Error() string {
 	return fmt.Sprintf("packwheel: %s: holder is not scheduled in this wheel "+
 		"(slot %d, index %d): it was copied, belongs to another wheel, or was overwritten",
-		f.op, f.slot, f.index)
+		f.op, int64(f.slot)-1, f.index)
 }
 
 // unlink marks a holder inactive after its entry has left the wheel.

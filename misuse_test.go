@@ -103,6 +103,12 @@ func TestMisuseHolders(t *testing.T) {
 			require.Equal(t, msg("Cancel", slot, 7), panicMessage(func() { w.Cancel(&a.timer) }))
 			a.timer.link.Slot = 1 << 30
 			require.Equal(t, msg("Schedule", 1<<30-1, 7), panicMessage(func() { w.Schedule(&a.timer, 3, a) }))
+			// Negative as 32-bit ints: refused on every platform.
+			a.timer.link.Slot, a.timer.link.Index = 1<<31+5, 1<<31+7
+			require.Equal(t, "packwheel: Schedule: holder is not scheduled in this wheel (slot 2147483652, index 2147483655): "+
+				"it was copied, belongs to another wheel, or was overwritten", panicMessage(func() { w.Schedule(&a.timer, 3, a) }))
+			require.Equal(t, "packwheel: Cancel: holder is not scheduled in this wheel (slot 2147483652, index 2147483655): "+
+				"it was copied, belongs to another wheel, or was overwritten", panicMessage(func() { w.Cancel(&a.timer) }))
 			a.timer.link = saved
 			require.Equal(t, n, w.Len())
 			mustCheck(t, w)

@@ -38,14 +38,16 @@ func (s *store[V]) init(buckets int, groupShift uint8) {
 // means the holder was copied, belongs to another wheel, or was
 // overwritten, and it panics before the caller changes any state.
 func (s *store[V]) locate(h *Holder, op string) (*packed.Bucket[V], int) {
+	// Unsigned comparisons, so that on a 32-bit platform a corrupted slot
+	// or index of 2^31 or more, negative as an int, is refused too.
 	slot, index := int(h.link.Slot)-1, int(h.link.Index)
-	if slot < len(s.buckets) {
+	if uint(slot) < uint(len(s.buckets)) {
 		b := &s.buckets[slot]
-		if e := b.Entries(); index < len(e) && e[index].Link == &h.link {
+		if e := b.Entries(); uint(index) < uint(len(e)) && e[index].Link == &h.link {
 			return b, index
 		}
 	}
-	panic(foreignHolder{op, slot, index})
+	panic(foreignHolder{op, h.link.Slot, h.link.Index})
 }
 
 // pushBack is the fast path of Schedule and ScheduleAfter, the one that
