@@ -111,11 +111,7 @@ func TestRearmSteadyState(t *testing.T) {
 	if raceEnabled {
 		t.Skip("tens of thousands of ticks of 100k timers take a minute under -race; counting mallocs needs no race detector")
 	}
-	kinds := []wheelKind{
-		{"hashed", func() Timers[*conn] { return new(Hashed[*conn]) }},
-		{"wheel", func() Timers[*conn] { return new(Wheel[*conn]) }},
-	}
-	for _, k := range kinds {
+	for _, k := range defaultWheelKinds {
 		for _, after := range []uint64{17, 40, 64, 100, 1000, 5000} {
 			t.Run(fmt.Sprintf("%s/after=%d", k.name, after), func(t *testing.T) {
 				w := k.make()
@@ -194,10 +190,7 @@ func TestCancelSteadyState(t *testing.T) {
 	if testing.Short() || raceEnabled {
 		t.Skip("tens of millions of operations")
 	}
-	for _, k := range []wheelKind{
-		{"hashed", func() Timers[*conn] { return new(Hashed[*conn]) }},
-		{"wheel", func() Timers[*conn] { return new(Wheel[*conn]) }},
-	} {
+	for _, k := range defaultWheelKinds {
 		for _, n := range []int{10_000, 100_000} {
 			t.Run(fmt.Sprintf("%s/n=%d", k.name, n), func(t *testing.T) {
 				w := k.make()

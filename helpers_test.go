@@ -20,6 +20,13 @@ var wheelKinds = []wheelKind{
 	{"wheel", func() Timers[*conn] { return new(Wheel[*conn]) }},
 }
 
+// defaultWheelKinds are both wheels at their default sizes, for tests whose
+// figures depend on the hashed wheel's 4096 slots.
+var defaultWheelKinds = []wheelKind{
+	{"hashed", func() Timers[*conn] { return new(Hashed[*conn]) }},
+	{"wheel", func() Timers[*conn] { return new(Wheel[*conn]) }},
+}
+
 func forEachWheel(t *testing.T, f func(t *testing.T, w Timers[*conn])) {
 	for _, k := range wheelKinds {
 		t.Run(k.name, func(t *testing.T) { f(t, k.make()) })
