@@ -38,6 +38,24 @@ func TestClock(t *testing.T) {
 		func() { NewClock(origin, 0) })
 }
 
+// TestClockAllocs holds Clock to its documented promise that its methods
+// allocate nothing: an event loop calls them on every iteration.
+func TestClockAllocs(t *testing.T) {
+	origin := time.Now()
+	c := NewClock(origin, time.Millisecond)
+	now := origin.Add(time.Hour)
+	var ticks uint64
+	var wait time.Duration
+	allocs := testing.AllocsPerRun(1000, func() {
+		tick := c.Tick(now)
+		ticks += tick + c.Deadline(now, 30*time.Second)
+		wait += c.Until(tick+100, now) + c.Resolution()
+	})
+	require.Zero(t, allocs, "Clock methods allocate")
+	require.NotZero(t, ticks)
+	require.NotZero(t, wait)
+}
+
 // TestClockDrivesWheel runs a wheel from a fake clock and checks that no
 // timer fires before its delay has passed, nor later than one resolution
 // after the advance that follows it.

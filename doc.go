@@ -95,6 +95,11 @@
 //	Advance across empty ticks               O(levels) Wheel; Hashed skips
 //	                                         empty buckets and, after one
 //	                                         revolution, jumps to the next due
+//	AdvanceLimit, AppendExpired              as Advance, stopping after n
+//	                                         timers fired or moved: at most
+//	                                         O(n·levels) Wheel
 //	NextExpiry                               O(levels) Wheel; O(timers in the
 //	                                         buckets it visits) Hashed
+//	NewHashed                                O(Slots), about 24 bytes a slot
+//	Clock methods                            O(1), no allocation
 package packwheel

@@ -24,6 +24,12 @@ const MaxTick uint64 = math.MaxInt64
 //
 // Implementations are not safe for concurrent use: one goroutine, typically
 // an event loop, owns a wheel and all holders scheduled in it.
+//
+// Costs are those of the implementations, which differ in how Advance and
+// NextExpiry walk their buckets: see the methods of [Wheel] and [Hashed]
+// and the table in the package documentation. Scheduling and Cancel are
+// O(1) amortized in both, and once a wheel is warm no method allocates but
+// AppendExpired, to grow dst.
 type Timers[V any] interface {
 	// Schedule sets the timer of h to fire at deadline with value v. An
 	// active timer pushed later may keep its entry until the wheel reaches

@@ -107,7 +107,7 @@ func (w *Wheel[V]) Schedule(h *Holder, deadline uint64, v V) {
 }
 
 // ScheduleAfter is Schedule(h, w.Now()+delay, v). It panics if that is
-// beyond MaxTick.
+// beyond MaxTick. O(1); it allocates only while buckets grow.
 func (w *Wheel[V]) ScheduleAfter(h *Holder, delay uint64, v V) {
 	d := afterNow("ScheduleAfter", w.s.now, delay)
 	if h.link.Slot > levelSlots && w.s.pushBack(h, d, v) {
@@ -280,7 +280,8 @@ func (w *Wheel[V]) next() (slot int, start uint64, ok bool) {
 // them); during the call Now equals the timer's deadline. An Advance to a
 // tick before Now does nothing.
 // It costs O(levels) per occupied slot reached plus O(1) per timer fired or
-// moved, and allocates nothing.
+// moved, however many empty ticks it crosses. Once the wheel is warm (see
+// the package documentation) it allocates nothing.
 //
 // It panics if to is beyond MaxTick or if called from an expiry callback.
 func (w *Wheel[V]) Advance(to uint64, expire func(V)) {
@@ -292,7 +293,9 @@ func (w *Wheel[V]) Advance(to uint64, expire func(V)) {
 // timers, so that neither a clump of timers nor a crowded coarse slot can
 // starve the caller's loop. It reports whether it caught up with to; if
 // not, Now stays at the tick it stopped in and the next call resumes there,
-// losing and reordering nothing. It panics if n <= 0.
+// losing and reordering nothing. Every occupied slot it reaches gives it a
+// timer to fire or move, so it costs at most O(n·levels), amortized. It
+// allocates as Advance does. It panics if n <= 0.
 func (w *Wheel[V]) AdvanceLimit(to uint64, n int, expire func(V)) bool {
 	checkMax("AdvanceLimit", n)
 	s := sink[V]{fn: expire}
@@ -300,8 +303,8 @@ func (w *Wheel[V]) AdvanceLimit(to uint64, n int, expire func(V)) bool {
 }
 
 // AppendExpired is AdvanceLimit that appends the value of each expired
-// timer to dst and returns the extended slice. It allocates only if dst
-// runs out of capacity.
+// timer to dst and returns the extended slice. Once the wheel is warm it
+// allocates only if dst runs out of capacity.
 func (w *Wheel[V]) AppendExpired(dst []V, to uint64, n int) ([]V, bool) {
 	checkMax("AppendExpired", n)
 	s := sink[V]{dst: dst, collect: true}

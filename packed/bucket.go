@@ -32,9 +32,20 @@ type Link struct {
 
 // Entry is one timer stored inline in a bucket.
 type Entry[V any] struct {
+	// Deadline is the tick at which the owner must look at the entry,
+	// kept inline so that scanning a bucket compares deadlines without
+	// following Link; the bucket itself never reads it. packwheel's wheels
+	// let it be earlier than Link.Deadline: a timer pushed back in place
+	// has only its Link updated, and is placed by Link.Deadline when this
+	// Deadline comes.
 	Deadline uint64
-	Link     *Link
-	Value    V
+	// Link is the caller's Link for the entry, whose Index the bucket
+	// rewrites whenever the entry moves; it is never nil in a bucket.
+	Link *Link
+	// Value is the caller's payload, returned when the entry is removed.
+	// The bucket zeroes the element it vacates, so a removed value does
+	// not stay reachable from the array.
+	Value V
 }
 
 // Bucket is a packed, unordered set of entries.
