@@ -17,7 +17,7 @@ func (c *fakeClock) now() time.Time { return c.t }
 // other methods panic (nil embedded interface).
 type fakeLoop struct {
 	gnet.EventLoop
-	h      *Handler
+	h      gnet.EventHandler // told of closes
 	queued []gnet.Runnable
 }
 

@@ -2,6 +2,7 @@ package idleconn
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"sync/atomic"
 
@@ -63,16 +64,14 @@ func newLoop(h *Handler, el gnet.EventLoop) *loop {
 
 // track starts tracking c, opened at tick now, in its descriptor's slot s.
 func (l *loop) track(c gnet.Conn, s *slot, now uint64) {
-	switch old := s.owner.Load(); {
-	case old == l:
+	if s.owner.Load() != nil {
 		// gnet calls OnClose before it closes a descriptor, so a tracked
-		// one is not reused unless a handler wrapping this one kept
-		// OnClose from it. The new connection must not inherit.
-		l.release(s)
-	case old != nil:
-		// The same, on another loop: its wheel holds the slot's timer,
-		// which only that loop may touch. Leave c untracked.
-		return
+		// one is reused only if a handler wrapping this one kept OnClose
+		// from it. The slot's timer may sit in another loop's wheel, which
+		// only that loop may touch, and every later close would leak the
+		// same way: stop here, before anything changes.
+		panic(fmt.Sprintf("idleconn: descriptor %d opened again while still tracked: "+
+			"a handler wrapping idleconn.Handler must pass OnClose on", c.Fd()))
 	}
 	s.c, s.last, s.born = c, noData, now
 	// The open came before the end of tick now.
@@ -167,9 +166,8 @@ func (l *loop) expire(s *slot, now uint64) bool {
 	}
 	_ = l.el.Close(c)
 	if s.owner.Load() == l && s.c == c {
-		// OnClose did not reach this Handler: a handler wrapping it kept
-		// the call. Do its part.
-		l.release(s)
+		panic(fmt.Sprintf("idleconn: descriptor %d closed without OnClose: "+
+			"a handler wrapping idleconn.Handler must pass OnClose on", c.Fd()))
 	}
 	return true
 }

@@ -58,7 +58,8 @@ type Options struct {
 	OnReap func(c gnet.Conn, why Reason)
 }
 
-// WheelKind selects the timer wheel each event loop uses.
+// WheelKind selects the timer wheel each event loop uses. Its zero value is
+// Hashed.
 type WheelKind int
 
 const (
@@ -72,7 +73,8 @@ const (
 	Hierarchical
 )
 
-// String returns "hashed" or "hierarchical".
+// String returns "hashed" or "hierarchical", or "WheelKind(N)" for any
+// other value.
 func (k WheelKind) String() string {
 	switch k {
 	case Hashed:
@@ -83,17 +85,18 @@ func (k WheelKind) String() string {
 	return fmt.Sprintf("WheelKind(%d)", int(k))
 }
 
-// Reason says why the reaper closed a connection.
+// Reason says why the reaper closed a connection. The zero value is not a
+// reason; OnReap is only ever given Idle or Lifetime.
 type Reason int
 
 const (
-	// Idle: the connection received nothing for Timeout.
+	// Idle means the connection received nothing for Timeout.
 	Idle Reason = iota + 1
-	// Lifetime: the connection was open for MaxLifetime.
+	// Lifetime means the connection was open for MaxLifetime.
 	Lifetime
 )
 
-// String returns "idle" or "lifetime".
+// String returns "idle" or "lifetime", or "Reason(N)" for any other value.
 func (r Reason) String() string {
 	switch r {
 	case Idle:

@@ -1,6 +1,7 @@
 package idleconn
 
-// Stats is a snapshot of a Handler's reaper.
+// Stats is a snapshot of a Handler's reaper, returned by Handler.Stats.
+// The zero value is the state of a Handler with no engine running.
 type Stats struct {
 	// Loops is the number of event loops with reaper state.
 	Loops int
