@@ -178,7 +178,7 @@ func TestBurst(t *testing.T) {
 func TestShutdown(t *testing.T) {
 	f := newFakeServer(t, &nopHandler{}, Options{Timeout: time.Second})
 	l1, l2 := f.loop(), f.loop()
-	a, b := openFake(f.h, l1, 3), openFake(f.h, l2, 3)
+	a, b := openFake(f.h, l1, 3), openFake(f.h, l2, 5)
 	require.Equal(t, 2, f.h.Stats().Loops)
 	f.h.OnShutdown(gnet.Engine{})
 	require.Equal(t, Stats{}, f.h.Stats())
@@ -191,6 +191,59 @@ func TestShutdown(t *testing.T) {
 	f.h.OnBoot(gnet.Engine{})
 	openFake(f.h, l1, 3)
 	require.Equal(t, Stats{Loops: 1, Tracked: 1, Timers: 1}, f.h.Stats())
+}
+
+// closeKeeper wraps a Handler and, once keep is set, keeps OnClose from it,
+// as a faulty wrapping handler would.
+type closeKeeper struct {
+	*Handler
+	keep bool
+}
+
+func (k *closeKeeper) OnClose(c gnet.Conn, err error) gnet.Action {
+	if k.keep {
+		return gnet.None
+	}
+	return k.Handler.OnClose(c, err)
+}
+
+// TestOnCloseKept checks that a Handler whose OnClose a wrapping handler
+// keeps from it says so, with its package's message, as soon as it can
+// tell: when the descriptor opens again, on the same loop or another, and
+// when a connection it closed is not reported closed. Nothing changes
+// before the panic: the connection still tracked stays as it was.
+func TestOnCloseKept(t *testing.T) {
+	const msg = "a handler wrapping idleconn.Handler must pass OnClose on"
+	opts := Options{Timeout: 100 * time.Millisecond, Resolution: 20 * time.Millisecond}
+	for _, sameLoop := range []bool{true, false} {
+		f := newFakeServer(t, &nopHandler{}, opts)
+		k := &closeKeeper{Handler: f.h}
+		l1, l2 := &fakeLoop{h: k}, &fakeLoop{h: k}
+		old := openFake(f.h, l1, 7)
+		k.keep = true
+		require.NoError(t, l1.Close(old))
+		next := l1
+		if !sameLoop {
+			next = l2
+		}
+		reused := &fakeConn{fd: 7, loop: next, open: true}
+		require.PanicsWithValue(t, "idleconn: descriptor 7 opened again while still tracked: "+msg,
+			func() { k.OnOpen(reused) }, "same loop: %v", sameLoop)
+		require.NotNil(t, f.slot(old), "the old connection is still tracked")
+		require.Equal(t, 1, f.h.Stats().Tracked)
+	}
+
+	f := newFakeServer(t, &nopHandler{}, opts)
+	l := &fakeLoop{h: &closeKeeper{Handler: f.h, keep: true}}
+	openFake(f.h, l, 9)
+	require.PanicsWithValue(t, "idleconn: descriptor 9 closed without OnClose: "+msg,
+		func() { f.advance(200*time.Millisecond, l) })
+}
+
+// TestNotMadeByNew checks that a zero Handler says what is wrong before
+// gnet starts any loop.
+func TestNotMadeByNew(t *testing.T) {
+	require.PanicsWithValue(t, "idleconn: Handler used without New", func() { new(Handler).OnBoot(gnet.Engine{}) })
 }
 
 // tickCounter is a wrapped handler whose OnTick asks for a given delay.
@@ -282,4 +335,31 @@ func TestZeroAllocs(t *testing.T) {
 			require.True(t, settled(f.h, len(conns)))
 		})
 	}
+}
+
+// TestIdleDue checks the deadline a re-armed timer gets from the epoch of
+// its connection's last data: after the refresh that followed that epoch,
+// or, for data stamped since the latest refresh, after the next tick; a
+// stamp older than the ring counts from the oldest refresh remembered.
+func TestIdleDue(t *testing.T) {
+	f := newFakeServer(t, &nopHandler{}, Options{Timeout: 100 * time.Millisecond, Resolution: 20 * time.Millisecond})
+	fl := f.loop()
+	c := openFake(f.h, fl, 3)
+	for range 50 { // a refresh per tick, more than the ring holds
+		f.advance(f.h.cfg.tick, fl)
+		f.h.OnTraffic(c)
+	}
+	l := f.h.loops.all()[0]
+	idle := f.h.cfg.idleTicks
+	now := f.h.clock.Tick(f.clk.t)
+	require.Equal(t, now, l.ring[l.epoch&l.mask], "the latest refresh saw this tick")
+	require.Greater(t, l.epoch, l.mask)
+
+	assert.Equal(t, now+1+idle, l.idleDue(l.epoch, now), "data since the latest refresh")
+	assert.Equal(t, now+idle, l.idleDue(l.epoch-1, now), "data before the latest refresh")
+	assert.Equal(t, now-4+idle, l.idleDue(l.epoch-5, now))
+	oldest := l.ring[(l.epoch-l.mask)&l.mask]
+	assert.Equal(t, now-l.mask+idle, oldest+idle)
+	assert.Equal(t, oldest+idle, l.idleDue(l.epoch-l.mask-1, now), "older than the ring")
+	assert.Equal(t, oldest+idle, l.idleDue(0, now))
 }
