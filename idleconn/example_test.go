@@ -90,12 +90,15 @@ func ExampleHandler_Untrack() {
 	_, _ = c.Write([]byte("admin"))
 	_, _ = io.ReadFull(c, make([]byte, 5))
 	time.Sleep(200 * time.Millisecond) // four timeouts
-	_, err = c.Write([]byte("still here"))
-	fmt.Println("write:", err)
+	// A reaped connection would end the echo with EOF.
+	_, _ = c.Write([]byte("still here"))
+	buf := make([]byte, 10)
+	_, err = io.ReadFull(c, buf)
+	fmt.Printf("echoed %q, err %v\n", buf, err)
 	fmt.Printf("%+v\n", h.Stats())
 	// Output:
 	// untracked: true
-	// write: <nil>
+	// echoed "still here", err <nil>
 	// {Loops:1 Tracked:0 Timers:0 ReapedIdle:0 ReapedLifetime:0}
 }
 

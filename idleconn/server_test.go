@@ -52,10 +52,12 @@ type echoServer struct {
 	addr    string
 	opens   int
 	closes  int
+	peak    int // most connections open at once
 	reaps   []reapRecord
 	noEcho  bool
 	ticks   int
 	tickFor time.Duration
+	stop    func() // stops the engine serve started, once
 }
 
 func (s *echoServer) OnBoot(eng gnet.Engine) gnet.Action {
@@ -80,6 +82,7 @@ func (s *echoServer) OnOpen(c gnet.Conn) ([]byte, gnet.Action) {
 	c.SetContext(&connInfo{opened: time.Now()})
 	s.mu.Lock()
 	s.opens++
+	s.peak = max(s.peak, s.opens-s.closes)
 	s.mu.Unlock()
 	return nil, gnet.None
 }
@@ -129,7 +132,8 @@ func (s *echoServer) reaped() []reapRecord {
 }
 
 // serve runs h, which wraps s, on 127.0.0.1 with the given number of event
-// loops until the test ends, and returns the address it listens on.
+// loops until the test ends or calls s.stop, and returns the address it
+// listens on.
 func serve(t testing.TB, s *echoServer, h *Handler, loops int) string {
 	t.Helper()
 	done := make(chan error, 1)
@@ -142,7 +146,7 @@ func serve(t testing.TB, s *echoServer, h *Handler, loops int) string {
 		addr, eng := s.addr, s.eng
 		s.mu.Unlock()
 		if addr != "" {
-			t.Cleanup(func() {
+			s.stop = sync.OnceFunc(func() {
 				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 				defer cancel()
 				require.NoError(t, eng.Stop(ctx))
@@ -150,6 +154,7 @@ func serve(t testing.TB, s *echoServer, h *Handler, loops int) string {
 				// The engine has stopped: every wheel and all state is gone.
 				require.Equal(t, Stats{ReapedIdle: h.Stats().ReapedIdle, ReapedLifetime: h.Stats().ReapedLifetime}, h.Stats())
 			})
+			t.Cleanup(s.stop)
 			return addr
 		}
 		select {
