@@ -15,13 +15,27 @@ import (
 type kind int
 
 const (
-	chatty  kind = iota // talks every timeout/4, in sessions of 2*timeout at most
+	chatty  kind = iota // talks every timeout/4; see chattyLifetime
 	silent              // connects and says nothing
 	trickle             // sends one byte every timeout/2, forever
 	kinds
 )
 
 func (k kind) String() string { return [...]string{"chatty", "silent", "trickle"}[k] }
+
+// A chatty client talks every chattyPeriod and starts no exchange after
+// chattySession into a connection, then hangs up.
+func chattyPeriod(timeout time.Duration) time.Duration  { return timeout / 4 }
+func chattySession(timeout time.Duration) time.Duration { return 2 * timeout }
+
+// chattyLifetime is how long a chatty connection can stay open: talk
+// checks the session's end before each exchange, so the last one can
+// start just before it and be followed by a wait of up to one period for
+// the next tick. Echo and scheduling delays come on top. MaxLifetime must
+// be longer, or an active connection would be reaped.
+func chattyLifetime(timeout time.Duration) time.Duration {
+	return chattySession(timeout) + chattyPeriod(timeout)
+}
 
 // Each kind dials from its own four loopback addresses: the server tells
 // kinds apart by the client's address, and each address has its own range
@@ -103,7 +117,7 @@ func (f *fleet) session(ctx context.Context, k kind, c net.Conn, cfg config) {
 	case trickle:
 		talk(c, cfg.timeout/2, 1, time.Time{})
 	case chatty:
-		talk(c, cfg.timeout/4, 16, time.Now().Add(2*cfg.timeout))
+		talk(c, chattyPeriod(cfg.timeout), 16, time.Now().Add(chattySession(cfg.timeout)))
 	}
 }
 

@@ -18,6 +18,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -44,7 +45,14 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	cfg, err := parseFlags(os.Args[1:])
-	if err != nil {
+	var usage usageError
+	switch {
+	case errors.Is(err, flag.ErrHelp):
+		return // the flag package has printed the usage, as asked
+	case errors.As(err, &usage):
+		// The flag package has printed it, with the usage.
+		os.Exit(2)
+	case err != nil:
 		fmt.Fprintln(os.Stderr, "idledemo:", err)
 		os.Exit(2)
 	}
@@ -58,6 +66,14 @@ func main() {
 	}
 }
 
+// usageError is an error in the command line that the flag package has
+// already reported on stderr.
+type usageError struct{ error }
+
+func (e usageError) Unwrap() error { return e.error }
+
+// parseFlags returns the configuration args ask for. Its error wraps
+// flag.ErrHelp if they ask for help instead: the usage is printed then.
 func parseFlags(args []string) (config, error) {
 	fs := flag.NewFlagSet("idledemo", flag.ContinueOnError)
 	var cfg config
@@ -65,12 +81,12 @@ func parseFlags(args []string) (config, error) {
 	fs.IntVar(&cfg.clients[silent], "silent", 1500, "clients that connect and say nothing")
 	fs.IntVar(&cfg.clients[trickle], "trickle", 500, "clients that send a byte every timeout/2")
 	fs.DurationVar(&cfg.timeout, "timeout", time.Second, "idle timeout")
-	fs.DurationVar(&cfg.maxLife, "max-life", 3*time.Second, "maximum connection lifetime")
+	fs.DurationVar(&cfg.maxLife, "max-life", 3*time.Second, "maximum connection lifetime: more than 2.25 × timeout")
 	fs.DurationVar(&cfg.duration, "duration", 10*time.Second, "how long the clients run")
 	fs.IntVar(&cfg.loops, "loops", runtime.NumCPU(), "server event loops")
 	wheel := fs.String("wheel", "hashed", "timer wheel: hashed or hierarchical")
 	if err := fs.Parse(args); err != nil {
-		return cfg, err
+		return cfg, usageError{err}
 	}
 	switch *wheel {
 	case "hashed":
@@ -80,14 +96,20 @@ func parseFlags(args []string) (config, error) {
 		return cfg, fmt.Errorf("-wheel %q: want hashed or hierarchical", *wheel)
 	}
 	switch {
-	case cfg.maxLife < 2*cfg.timeout:
-		return cfg, fmt.Errorf("-max-life must be at least twice -timeout, for chatty sessions to fit")
-	case cfg.duration <= 0 || cfg.loops < 1:
-		return cfg, fmt.Errorf("-duration and -loops must be positive")
+	case cfg.timeout < idleconn.MinResolution:
+		// idleconn.New would refuse it too, naming Options.Timeout.
+		return cfg, fmt.Errorf("-timeout %v: must be at least %v", cfg.timeout, idleconn.MinResolution)
+	case cfg.maxLife <= chattyLifetime(cfg.timeout):
+		return cfg, fmt.Errorf("-max-life %v: must be more than %v, as a chatty connection stays open up to 2 × -timeout plus a -timeout/4 send period",
+			cfg.maxLife, chattyLifetime(cfg.timeout))
+	case cfg.duration <= 0:
+		return cfg, fmt.Errorf("-duration %v: must be positive", cfg.duration)
+	case cfg.loops < 1:
+		return cfg, fmt.Errorf("-loops %d: must be at least 1", cfg.loops)
 	}
 	for k, n := range cfg.clients {
 		if n < 0 {
-			return cfg, fmt.Errorf("-%s must not be negative", kind(k))
+			return cfg, fmt.Errorf("-%s %d: must not be negative", kind(k), n)
 		}
 	}
 	return cfg, nil

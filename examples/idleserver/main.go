@@ -10,6 +10,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -29,13 +30,26 @@ import (
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := run(ctx, os.Args[1:], os.Stdout); err != nil {
+	err := run(ctx, os.Args[1:], os.Stdout)
+	var usage usageError
+	switch {
+	case errors.As(err, &usage):
+		// The flag package has printed it, with the usage.
+		os.Exit(2)
+	case err != nil:
 		fmt.Fprintln(os.Stderr, "idleserver:", err)
 		os.Exit(1)
 	}
 }
 
-// run parses args, serves until ctx is done, and reports to out.
+// usageError is an error in the command line that the flag package has
+// already reported on stderr.
+type usageError struct{ error }
+
+func (e usageError) Unwrap() error { return e.error }
+
+// run parses args, serves until ctx is done, and reports to out. With -h
+// it prints the usage and returns nil, as a request for help is no error.
 func run(ctx context.Context, args []string, out io.Writer) error {
 	fs := flag.NewFlagSet("idleserver", flag.ContinueOnError)
 	addr := fs.String("addr", "127.0.0.1:9000", "TCP address to listen on")
@@ -44,8 +58,10 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	wheel := fs.String("wheel", "hashed", "timer wheel: hashed or hierarchical")
 	maxLife := fs.Duration("max-life", 0, "close connections open this long even if busy (0: no limit)")
 	every := fs.Duration("stats", 5*time.Second, "interval between status lines")
-	if err := fs.Parse(args); err != nil {
-		return err
+	if err := fs.Parse(args); errors.Is(err, flag.ErrHelp) {
+		return nil
+	} else if err != nil {
+		return usageError{err}
 	}
 	opts := idleconn.Options{Timeout: *timeout, MaxLifetime: *maxLife}
 	switch *wheel {
@@ -55,8 +71,17 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	default:
 		return fmt.Errorf("-wheel %q: want hashed or hierarchical", *wheel)
 	}
-	if *loops < 1 || *every <= 0 {
-		return fmt.Errorf("-loops and -stats must be positive")
+	// idleconn.New checks these too, but its errors name Options fields,
+	// not flags.
+	switch {
+	case *timeout < idleconn.MinResolution:
+		return fmt.Errorf("-timeout %v: must be at least %v", *timeout, idleconn.MinResolution)
+	case *maxLife < 0:
+		return fmt.Errorf("-max-life %v: must not be negative (0: no limit)", *maxLife)
+	case *loops < 1:
+		return fmt.Errorf("-loops %d: must be at least 1", *loops)
+	case *every <= 0:
+		return fmt.Errorf("-stats %v: must be positive", *every)
 	}
 
 	srv := &echo{out: out, booted: make(chan gnet.Engine, 1)}
@@ -73,7 +98,12 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	var eng gnet.Engine
 	select {
 	case err := <-done:
-		return err
+		if err == nil {
+			err = srv.bootErr // gnet.Run returns nil when OnBoot shuts down
+		}
+		// gnet's errors, such as "bind: address already in use", do not
+		// say which address.
+		return fmt.Errorf("listen on %s: %w", *addr, err)
 	case eng = <-srv.booted:
 	}
 	tk := time.NewTicker(*every)
@@ -108,8 +138,9 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 // echo is the application's handler: it knows nothing of idle timeouts.
 type echo struct {
 	gnet.BuiltinEventEngine
-	out    io.Writer
-	booted chan gnet.Engine
+	out     io.Writer
+	booted  chan gnet.Engine
+	bootErr error // why OnBoot shut the engine down
 }
 
 // OnBoot announces the address, which -addr may have left to the kernel
@@ -117,7 +148,7 @@ type echo struct {
 func (e *echo) OnBoot(eng gnet.Engine) gnet.Action {
 	addr, err := listenAddr(eng)
 	if err != nil {
-		log.Printf("idleserver: %v", err)
+		e.bootErr = err
 		return gnet.Shutdown
 	}
 	fmt.Fprintf(e.out, "listening on %s\n", addr)

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"context"
+	"flag"
 	"io"
 	"net"
 	"os"
@@ -80,34 +81,112 @@ func TestRun(t *testing.T) {
 	waitLine(t, out, "stopped")
 }
 
+// TestFlags checks that run refuses each bad value before serving, with
+// an error that names the flag. TestUsage covers what fs.Parse refuses.
 func TestFlags(t *testing.T) {
-	for _, args := range [][]string{
-		{"-wheel", "binary"},
-		{"-timeout", "0s"},
-		{"-loops", "0"},
-		{"-no-such-flag"},
+	busy, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer busy.Close()
+	for _, tc := range []struct {
+		args []string
+		want string
+	}{
+		{[]string{"-wheel", "binary"}, `-wheel "binary": want hashed or hierarchical`},
+		{[]string{"-timeout", "0s"}, "-timeout 0s: must be at least 1ms"},
+		{[]string{"-timeout", "999us"}, "-timeout 999µs: must be at least 1ms"},
+		{[]string{"-max-life", "-1s"}, "-max-life -1s: must not be negative (0: no limit)"},
+		{[]string{"-loops", "0"}, "-loops 0: must be at least 1"},
+		{[]string{"-stats", "0s"}, "-stats 0s: must be positive"},
+		{[]string{"-addr", "127.0.0.1"}, "listen on 127.0.0.1: address 127.0.0.1: missing port in address"},
+		{[]string{"-addr", busy.Addr().String()}, "listen on " + busy.Addr().String() + ": bind: address already in use"},
 	} {
-		err := run(context.Background(), args, io.Discard)
-		require.Error(t, err, "%q", args)
+		err := run(context.Background(), tc.args, io.Discard)
+		require.EqualError(t, err, tc.want, "%q", tc.args)
+	}
+}
+
+// childEnv tells a copy of the test binary started by command to run main.
+const childEnv = "IDLESERVER_CHILD"
+
+// command returns a command that runs a copy of this test binary as the
+// idleserver command with args. test names the test function that starts
+// it, which must call runChild first.
+func command(t *testing.T, test string, args ...string) *exec.Cmd {
+	// The context kills the child if the test ends before it does.
+	cmd := exec.CommandContext(t.Context(), os.Args[0],
+		append([]string{"-test.run=^" + test + "$", "--"}, args...)...)
+	cmd.Env = append(os.Environ(), childEnv+"=1")
+	return cmd
+}
+
+// runChild runs main, with the arguments command put after "--", and
+// reports true if this process is such a child.
+func runChild() bool {
+	if os.Getenv(childEnv) != "1" {
+		return false
+	}
+	os.Args = append([]string{"idleserver"}, flag.Args()...)
+	main()
+	return true
+}
+
+// TestUsage checks, in child processes, that a bad flag is reported once
+// with a non-zero status and that -h prints the usage and exits 0.
+func TestUsage(t *testing.T) {
+	if runChild() {
+		return
+	}
+	for _, tc := range []struct {
+		args   []string
+		status int
+		want   string // on stderr, exactly once
+	}{
+		{[]string{"-no-such-flag"}, 2, "flag provided but not defined: -no-such-flag"},
+		{[]string{"-timeout", "soon"}, 2, `invalid value "soon" for flag -timeout`},
+		{[]string{"-loops", "0"}, 1, "idleserver: -loops 0: must be at least 1"},
+		{[]string{"-h"}, 0, "Usage of idleserver:"},
+		{[]string{"-help"}, 0, "Usage of idleserver:"},
+	} {
+		var stdout, stderr strings.Builder
+		cmd := command(t, "TestUsage", tc.args...)
+		cmd.Stdout, cmd.Stderr = &stdout, &stderr
+		err := cmd.Run()
+		if tc.status == 0 {
+			require.NoError(t, err, "%q: %s", tc.args, &stderr)
+		} else {
+			var exit *exec.ExitError
+			require.ErrorAs(t, err, &exit, "%q", tc.args)
+			require.Equal(t, tc.status, exit.ExitCode(), "%q: %s", tc.args, &stderr)
+		}
+		require.Equal(t, 1, strings.Count(stderr.String(), tc.want), "%q: stderr:\n%s", tc.args, &stderr)
+		require.NotContains(t, stdout.String(), "listening on", "%q", tc.args)
 	}
 }
 
 // TestSignal runs the command in a child process and stops it with
-// SIGTERM, as a service manager would.
+// SIGINT, as Ctrl-C would, and with SIGTERM, as a service manager would.
 func TestSignal(t *testing.T) {
-	if os.Getenv("IDLESERVER_CHILD") == "1" {
-		os.Args = []string{"idleserver", "-addr", "127.0.0.1:0", "-loops", "1"}
-		main()
+	if runChild() {
 		return
 	}
-	cmd := exec.Command(os.Args[0], "-test.run=^TestSignal$")
-	cmd.Env = append(os.Environ(), "IDLESERVER_CHILD=1")
-	stdout, err := cmd.StdoutPipe()
-	require.NoError(t, err)
-	require.NoError(t, cmd.Start())
-	out := lines(stdout)
-	waitLine(t, out, "listening on 127.0.0.1:")
-	require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
-	waitLine(t, out, "stopped")
-	require.NoError(t, cmd.Wait())
+	for _, tc := range []struct {
+		name string
+		sig  syscall.Signal
+	}{
+		{"SIGINT", syscall.SIGINT},
+		{"SIGTERM", syscall.SIGTERM},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			cmd := command(t, "TestSignal", "-addr", "127.0.0.1:0", "-loops", "1")
+			stdout, err := cmd.StdoutPipe()
+			require.NoError(t, err)
+			require.NoError(t, cmd.Start())
+			out := lines(stdout)
+			waitLine(t, out, "listening on 127.0.0.1:")
+			require.NoError(t, cmd.Process.Signal(tc.sig))
+			waitLine(t, out, "open 0  reaped 0 (idle 0, lifetime 0)")
+			waitLine(t, out, "stopped")
+			require.NoError(t, cmd.Wait())
+		})
+	}
 }
