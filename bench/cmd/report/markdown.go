@@ -3,6 +3,8 @@ package main
 import (
 	"fmt"
 	"io"
+	"math"
+	"strconv"
 	"strings"
 )
 
@@ -107,7 +109,7 @@ their own on either CPU. Workloads are described in bench/doc.go.
 				lo, hi, unit = lo*gcMs.scale, hi*gcMs.scale, "ms per GC"
 			}
 			writeRow(w, fmt.Sprintf("%s/impl=%s/n=%s", sp.workload, sp.impl, sizeLabel(sp.n)),
-				fmtNum(lo)+" "+unit, fmtNum(hi)+" "+unit, fmt.Sprintf("%.2f×", hi/lo))
+				fmtNum(lo)+" "+unit, fmtNum(hi)+" "+unit, fmtRatio(hi/lo)+"×")
 		}
 	}
 	if len(rep.work) > 0 {
@@ -125,6 +127,8 @@ func (rep *report) writeSummary(w io.Writer) {
 	fmt.Fprintf(w, "![Churn: ns per re-arm against outstanding timers](bench/results/churn.png)\n\n")
 	fmt.Fprintf(w, "Ratio to `time.Timer` moved with `Reset` (%s, its own figure in the last column) at the same n; below 1 is better:\n\n", baseline)
 	rep.headlineTable(w, []string{"hashed", "wheel", "heap", "afterfunc"})
+	fmt.Fprintln(w)
+	rep.speedups(w, churnNs, []string{"hashed", "wheel"})
 	if len(rep.work) > 0 {
 		fmt.Fprintf(w, "\nRatas work-unit workload, range scheduling on (user CPU s / peak RSS MB):\n\n")
 		rep.workSummary(w)
@@ -250,7 +254,45 @@ func (rep *report) ratioCell(m metric, impl string, n int) string {
 	if !ok {
 		return "-"
 	}
-	return fmt.Sprintf("%.2f×", v)
+	return fmtRatio(v) + "×"
+}
+
+// speedups writes, for each size, how many times faster than the baseline
+// each of impls is at m: the baseline's median over the implementation's,
+// from the same medians as the ratio table, so that nobody has to invert a
+// rounded ratio.
+func (rep *report) speedups(w io.Writer, m metric, impls []string) {
+	var parts []string
+	for _, n := range rep.r.sizes(m.workload) {
+		var cells []string
+		for _, impl := range impls {
+			v, ok := m.ratio(rep.r, impl, n)
+			switch {
+			case !ok || v <= 0:
+				cells = append(cells, impl+" -")
+			case v <= 1:
+				cells = append(cells, impl+" "+fmtRatio(1/v)+"×")
+			default:
+				cells = append(cells, impl+" "+fmtRatio(v)+"× slower")
+			}
+		}
+		parts = append(parts, sizeLabel(n)+" "+strings.Join(cells, ", "))
+	}
+	fmt.Fprintf(w, "%s, times faster than %s (%s's median %s over theirs): %s.\n",
+		m.workload, baseline, baseline, m.unit, strings.Join(parts, "; "))
+}
+
+// fmtRatio formats a ratio with three significant figures, keeping
+// trailing zeros: 0.0444, 0.192, 6.19, 1.00, 22.5.
+func fmtRatio(v float64) string {
+	if v == 0 || math.IsInf(v, 0) || math.IsNaN(v) {
+		return strconv.FormatFloat(v, 'g', -1, 64)
+	}
+	// Round to three significant figures first, so that 0.09996 becomes
+	// 0.100 and not 0.1000.
+	r, _ := strconv.ParseFloat(strconv.FormatFloat(v, 'g', 3, 64), 64)
+	decimals := max(0, 2-int(math.Floor(math.Log10(math.Abs(r)))))
+	return strconv.FormatFloat(r, 'f', decimals, 64)
 }
 
 func cell(v float64, ok bool) string {
