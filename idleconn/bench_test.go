@@ -33,7 +33,7 @@ func benchServer(b *testing.B, user gnet.EventHandler, opts Options, n, loops in
 	}
 	conns := make([]*fakeConn, n)
 	for i := range conns {
-		conns[i] = openFake(f.h, ls[i%loops], 10+i/loops)
+		conns[i] = openFake(f.h, ls[i%loops], 10+i)
 	}
 	rng := rand.New(rand.NewPCG(1, 2))
 	rng.Shuffle(n, func(i, j int) { conns[i], conns[j] = conns[j], conns[i] })
