@@ -3,13 +3,11 @@ package main
 import (
 	"bytes"
 	"context"
-	"flag"
-	"os"
-	"os/exec"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/packwheel/packwheel/internal/cmdtest"
 	"github.com/stretchr/testify/require"
 )
 
@@ -71,61 +69,18 @@ func TestFlags(t *testing.T) {
 	require.Less(t, cfg.duration, 30*time.Second, "the default run is well under a minute")
 }
 
-// childEnv tells a copy of the test binary started by command to run main.
-const childEnv = "IDLEDEMO_CHILD"
-
-// command returns a command that runs a copy of this test binary as the
-// idledemo command with args. test names the test function that starts
-// it, which must call runChild first.
-func command(t *testing.T, test string, args ...string) *exec.Cmd {
-	// The context kills the child if the test ends before it does.
-	cmd := exec.CommandContext(t.Context(), os.Args[0],
-		append([]string{"-test.run=^" + test + "$", "--"}, args...)...)
-	cmd.Env = append(os.Environ(), childEnv+"=1")
-	return cmd
-}
-
-// runChild runs main, with the arguments command put after "--", and
-// reports true if this process is such a child.
-func runChild() bool {
-	if os.Getenv(childEnv) != "1" {
-		return false
-	}
-	os.Args = append([]string{"idledemo"}, flag.Args()...)
-	main()
-	return true
-}
-
 // TestUsage checks, in child processes, that a bad flag is reported once
 // with a non-zero status and that -h prints the usage and exits 0. None of
 // these cases starts the demo.
 func TestUsage(t *testing.T) {
-	if runChild() {
+	if cmdtest.RunChild("idledemo", main) {
 		return
 	}
-	for _, tc := range []struct {
-		args   []string
-		status int
-		want   string // on stderr, exactly once
-	}{
-		{[]string{"-no-such-flag"}, 2, "flag provided but not defined: -no-such-flag"},
-		{[]string{"-timeout", "soon"}, 2, `invalid value "soon" for flag -timeout`},
-		{[]string{"-loops", "0"}, 2, "idledemo: -loops 0: must be at least 1"},
-		{[]string{"-h"}, 0, "Usage of idledemo:"},
-		{[]string{"-help"}, 0, "Usage of idledemo:"},
-	} {
-		var stdout, stderr strings.Builder
-		cmd := command(t, "TestUsage", tc.args...)
-		cmd.Stdout, cmd.Stderr = &stdout, &stderr
-		err := cmd.Run()
-		if tc.status == 0 {
-			require.NoError(t, err, "%q: %s", tc.args, &stderr)
-		} else {
-			var exit *exec.ExitError
-			require.ErrorAs(t, err, &exit, "%q", tc.args)
-			require.Equal(t, tc.status, exit.ExitCode(), "%q: %s", tc.args, &stderr)
-		}
-		require.Equal(t, 1, strings.Count(stderr.String(), tc.want), "%q: stderr:\n%s", tc.args, &stderr)
-		require.NotContains(t, stdout.String(), "server on", "%q", tc.args)
-	}
+	cmdtest.CheckUsage(t, "TestUsage", "server on", []cmdtest.Usage{
+		{Args: []string{"-no-such-flag"}, Status: 2, Stderr: "flag provided but not defined: -no-such-flag"},
+		{Args: []string{"-timeout", "soon"}, Status: 2, Stderr: `invalid value "soon" for flag -timeout`},
+		{Args: []string{"-loops", "0"}, Status: 2, Stderr: "idledemo: -loops 0: must be at least 1"},
+		{Args: []string{"-h"}, Status: 0, Stderr: "Usage of idledemo:"},
+		{Args: []string{"-help"}, Status: 0, Stderr: "Usage of idledemo:"},
+	})
 }

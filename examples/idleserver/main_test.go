@@ -3,16 +3,14 @@ package main
 import (
 	"bufio"
 	"context"
-	"flag"
 	"io"
 	"net"
-	"os"
-	"os/exec"
 	"strings"
 	"syscall"
 	"testing"
 	"time"
 
+	"github.com/packwheel/packwheel/internal/cmdtest"
 	"github.com/stretchr/testify/require"
 )
 
@@ -105,68 +103,25 @@ func TestFlags(t *testing.T) {
 	}
 }
 
-// childEnv tells a copy of the test binary started by command to run main.
-const childEnv = "IDLESERVER_CHILD"
-
-// command returns a command that runs a copy of this test binary as the
-// idleserver command with args. test names the test function that starts
-// it, which must call runChild first.
-func command(t *testing.T, test string, args ...string) *exec.Cmd {
-	// The context kills the child if the test ends before it does.
-	cmd := exec.CommandContext(t.Context(), os.Args[0],
-		append([]string{"-test.run=^" + test + "$", "--"}, args...)...)
-	cmd.Env = append(os.Environ(), childEnv+"=1")
-	return cmd
-}
-
-// runChild runs main, with the arguments command put after "--", and
-// reports true if this process is such a child.
-func runChild() bool {
-	if os.Getenv(childEnv) != "1" {
-		return false
-	}
-	os.Args = append([]string{"idleserver"}, flag.Args()...)
-	main()
-	return true
-}
-
 // TestUsage checks, in child processes, that a bad flag is reported once
 // with a non-zero status and that -h prints the usage and exits 0.
 func TestUsage(t *testing.T) {
-	if runChild() {
+	if cmdtest.RunChild("idleserver", main) {
 		return
 	}
-	for _, tc := range []struct {
-		args   []string
-		status int
-		want   string // on stderr, exactly once
-	}{
-		{[]string{"-no-such-flag"}, 2, "flag provided but not defined: -no-such-flag"},
-		{[]string{"-timeout", "soon"}, 2, `invalid value "soon" for flag -timeout`},
-		{[]string{"-loops", "0"}, 1, "idleserver: -loops 0: must be at least 1"},
-		{[]string{"-h"}, 0, "Usage of idleserver:"},
-		{[]string{"-help"}, 0, "Usage of idleserver:"},
-	} {
-		var stdout, stderr strings.Builder
-		cmd := command(t, "TestUsage", tc.args...)
-		cmd.Stdout, cmd.Stderr = &stdout, &stderr
-		err := cmd.Run()
-		if tc.status == 0 {
-			require.NoError(t, err, "%q: %s", tc.args, &stderr)
-		} else {
-			var exit *exec.ExitError
-			require.ErrorAs(t, err, &exit, "%q", tc.args)
-			require.Equal(t, tc.status, exit.ExitCode(), "%q: %s", tc.args, &stderr)
-		}
-		require.Equal(t, 1, strings.Count(stderr.String(), tc.want), "%q: stderr:\n%s", tc.args, &stderr)
-		require.NotContains(t, stdout.String(), "listening on", "%q", tc.args)
-	}
+	cmdtest.CheckUsage(t, "TestUsage", "listening on", []cmdtest.Usage{
+		{Args: []string{"-no-such-flag"}, Status: 2, Stderr: "flag provided but not defined: -no-such-flag"},
+		{Args: []string{"-timeout", "soon"}, Status: 2, Stderr: `invalid value "soon" for flag -timeout`},
+		{Args: []string{"-loops", "0"}, Status: 1, Stderr: "idleserver: -loops 0: must be at least 1"},
+		{Args: []string{"-h"}, Status: 0, Stderr: "Usage of idleserver:"},
+		{Args: []string{"-help"}, Status: 0, Stderr: "Usage of idleserver:"},
+	})
 }
 
 // TestSignal runs the command in a child process and stops it with
 // SIGINT, as Ctrl-C would, and with SIGTERM, as a service manager would.
 func TestSignal(t *testing.T) {
-	if runChild() {
+	if cmdtest.RunChild("idleserver", main) {
 		return
 	}
 	for _, tc := range []struct {
@@ -177,7 +132,7 @@ func TestSignal(t *testing.T) {
 		{"SIGTERM", syscall.SIGTERM},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			cmd := command(t, "TestSignal", "-addr", "127.0.0.1:0", "-loops", "1")
+			cmd := cmdtest.Command(t, "TestSignal", "-addr", "127.0.0.1:0", "-loops", "1")
 			stdout, err := cmd.StdoutPipe()
 			require.NoError(t, err)
 			require.NoError(t, cmd.Start())
