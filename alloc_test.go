@@ -134,8 +134,8 @@ func TestRearmSteadyState(t *testing.T) {
 				// buckets of a hashed wheel whose timers wait more than a
 				// revolution stay partly full, their sizes wander, and
 				// each reaches the largest size class it needs only after
-				// tens of lifetimes (at after=5000, 43 arrays grew in 5000
-				// ticks after 6 lifetimes, none after 40).
+				// tens of lifetimes (at after=5000, 2 arrays grew in 5000
+				// ticks after 6 lifetimes, 1 after 20, none after 40).
 				for range 60*after + 9000 {
 					tick()
 				}

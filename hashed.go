@@ -35,7 +35,8 @@ type HashedOptions struct {
 // with an occupied bucket plus O(1) per timer in the buckets it visits;
 // an occupancy bitmap skips empty buckets, and once a long Advance has swept
 // one revolution it knows the earliest deadline and jumps straight to it.
-// NextExpiry is exact and costs O(timers in the buckets before the answer).
+// NextExpiry costs O(timers in the buckets before the answer); it may answer
+// early, with the old tick of a timer pushed back in place.
 // Buckets are packed arrays recycled through a pool: once warm, nothing
 // allocates.
 //
@@ -133,7 +134,8 @@ func (w *Hashed[V]) ScheduleAfter(h *Holder, delay uint64, v V) {
 // which makes pushing an idle timeout back on every packet nearly free.
 // Otherwise it picks latest: a hashed wheel's timers do not move on their
 // own, so the latest tick leaves the most room for later calls to be
-// no-ops. A range wholly at or before Now fires at Now()+1. O(1).
+// no-ops. A range wholly at or before Now fires at Now()+1. O(1); it
+// allocates only while buckets grow.
 //
 // It panics, before changing anything, if earliest > latest, latest is
 // beyond MaxTick, or h is not a holder of this wheel (see Schedule).

@@ -122,7 +122,7 @@ func (w *Wheel[V]) ScheduleAfter(h *Holder, delay uint64, v V) {
 // Otherwise the wheel picks, in the later half of the range, the tick that
 // will move the timer between levels the fewest times, and among those the
 // latest. A range wholly at or before
-// Now fires at Now()+1. O(1).
+// Now fires at Now()+1. O(1); it allocates only while buckets grow.
 //
 // It panics, before changing anything, if earliest > latest, latest is
 // beyond MaxTick, or h is not a holder of this wheel (see Schedule).

@@ -39,7 +39,8 @@ type Handler struct {
 
 // New returns a Handler that wraps user with the reaper opts describes. It
 // returns an error, starting "idleconn: " and naming the option at fault,
-// if opts is invalid.
+// if opts is invalid. It allocates only the Handler: each event loop's
+// wheel is made when the loop opens its first connection.
 func New(user gnet.EventHandler, opts Options) (*Handler, error) {
 	return newHandler(user, opts, time.Now)
 }
@@ -61,7 +62,7 @@ func newHandler(user gnet.EventHandler, opts Options, now func() time.Time) (*Ha
 }
 
 // Resolution returns how late a close may come: Options.Resolution, or the
-// default derived from Options.Timeout. Safe from any goroutine.
+// default derived from Options.Timeout. Safe from any goroutine; O(1).
 func (h *Handler) Resolution() time.Duration { return h.cfg.resolution }
 
 // OnBoot readies the reaper for a new engine and calls the wrapped

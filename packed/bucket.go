@@ -20,6 +20,8 @@ package packed
 // Bucket writes Index. A Link whose Slot is zero is not linked to any entry.
 //
 // A Link must not be copied while linked: the entry points at the original.
+// Its zero value is unlinked. Like the Bucket that points at it, it
+// belongs to one goroutine.
 type Link struct {
 	// Deadline is the tick the entry is due at, kept here so that callers
 	// can read it without touching the wheel.
@@ -30,7 +32,9 @@ type Link struct {
 	Index uint32
 }
 
-// Entry is one timer stored inline in a bucket.
+// Entry is one timer stored inline in a bucket. Buckets hand out entries
+// by value and by pointer into their arrays; such a pointer is valid until
+// the bucket next changes.
 type Entry[V any] struct {
 	// Deadline is the tick at which the owner must look at the entry,
 	// kept inline so that scanning a bucket compares deadlines without
@@ -53,7 +57,8 @@ type Entry[V any] struct {
 // The zero value is an empty bucket ready to use. A Bucket must not be copied
 // after first use: entries' Links record positions in this bucket's slice.
 // All the buckets that share entries' Links with one wheel must use the same
-// Pool.
+// Pool. A Bucket is not safe for concurrent use: one goroutine owns it, its
+// Pool and their Links.
 type Bucket[V any] struct {
 	entries []Entry[V]
 }

@@ -59,12 +59,13 @@ const spareFloor = 4096
 //     up to half again its entries. When a whole wheel's timers pass
 //     through the 64 slots of level 0 every 64 ticks, the arrays of all of
 //     them are on the shelf at once, and a budget of the live entries alone
-//     let a few go to the collector every rotation (1.7 KB a tick at 100k
-//     timers). When the entries go for good, as a burst drains, the budget
-//     falls with them and the shelf is cut back at the next release.
+//     let a few go to the collector every rotation. When the entries go
+//     for good, as a burst drains, the budget falls with them and the
+//     shelf is cut back at the next release.
 //
 // The zero value is an empty pool ready to use. A Pool must not be copied
-// after first use.
+// after first use, and is not safe for concurrent use: it belongs to the
+// goroutine that owns its buckets.
 type Pool[V any] struct {
 	// SpareShift sets the budget of arrays outgrown by their buckets to
 	// Live()>>SpareShift entries plus a small floor, and plus what recent
