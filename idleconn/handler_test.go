@@ -363,3 +363,33 @@ func TestIdleDue(t *testing.T) {
 	assert.Equal(t, oldest+idle, l.idleDue(l.epoch-l.mask-1, now), "older than the ring")
 	assert.Equal(t, oldest+idle, l.idleDue(0, now))
 }
+
+// TestShutdownWhileReaping checks that OnShutdown coming while a loop's
+// runnable closes connections stops the run quietly: OnClose then finds
+// the descriptor table dropped, which is no misuse. It also checks that a
+// runnable queued before OnShutdown does nothing when it runs after.
+func TestShutdownWhileReaping(t *testing.T) {
+	opts := Options{Timeout: 100 * time.Millisecond, Resolution: 20 * time.Millisecond}
+	f := newFakeServer(t, &nopHandler{}, opts)
+	opts.OnReap = func(gnet.Conn, Reason) { f.h.OnShutdown(gnet.Engine{}) }
+	h, err := newHandler(&nopHandler{}, opts, f.clk.now)
+	require.NoError(t, err)
+	f.h = h
+	h.OnBoot(gnet.Engine{})
+	l := f.loop()
+	for fd := range 4 {
+		openFake(h, l, 10+fd)
+	}
+	require.NotPanics(t, func() { f.advance(200*time.Millisecond, l) })
+	require.Equal(t, uint64(1), h.Stats().ReapedIdle, "the run stops at the shutdown")
+
+	g := newFakeServer(t, &nopHandler{}, opts)
+	gl := g.loop()
+	openFake(g.h, gl, 3)
+	g.clk.t = g.clk.t.Add(200 * time.Millisecond)
+	g.h.OnTick()
+	require.Len(t, gl.queued, 1)
+	g.h.OnShutdown(gnet.Engine{})
+	require.NotPanics(t, gl.runQueued)
+	require.Equal(t, Stats{}, g.h.Stats())
+}

@@ -41,6 +41,11 @@ type loop struct {
 	// pending is set while the runnable is queued on the loop, so that a
 	// loop that falls behind gets one run, not one per tick.
 	pending atomic.Bool
+	// stopped is set when the engine shuts down. gnet calls OnShutdown on
+	// its own goroutine while the loops still run, so a run of the
+	// runnable may overlap it: after stopped, OnClose may find the
+	// descriptor table already dropped.
+	stopped atomic.Bool
 	tracked atomic.Int64 // connections tracked
 	timers  atomic.Int64 // the wheel's Len as of the loop's latest change
 }
@@ -100,6 +105,9 @@ func (l *loop) release(s *slot) {
 // error.
 func (l *loop) Run(context.Context) error {
 	l.pending.Store(false)
+	if l.stopped.Load() {
+		return nil
+	}
 	now := l.h.clock.Tick(l.h.now())
 	if now > l.ring[l.epoch&l.mask] {
 		l.epoch++
@@ -114,7 +122,7 @@ func (l *loop) Run(context.Context) error {
 		}
 		clear(batch)
 		l.batch = batch[:0]
-		if done {
+		if done || l.stopped.Load() {
 			break
 		}
 		if reaped >= reapBatch {
@@ -143,9 +151,10 @@ func (l *loop) dispatch() {
 // connection if it is due, or re-arms the timer for the time it has left.
 // It reports whether it closed the connection.
 func (l *loop) expire(s *slot, now uint64) bool {
-	if s.owner.Load() != l || s.timer.Active() {
+	if s.owner.Load() != l || s.timer.Active() || l.stopped.Load() {
 		// Released by a callback run for an earlier slot of the same
-		// batch (and maybe taken by another loop since), or re-armed.
+		// batch (and maybe taken by another loop since), or re-armed; or
+		// the engine is stopping, and will close everything itself.
 		return false
 	}
 	due, why := s.born+l.cfg.idleTicks, Idle
@@ -165,7 +174,9 @@ func (l *loop) expire(s *slot, now uint64) bool {
 		f(c, why)
 	}
 	_ = l.el.Close(c)
-	if s.owner.Load() == l && s.c == c {
+	if s.owner.Load() == l && s.c == c && !l.stopped.Load() {
+		// OnShutdown sets stopped before it drops the table, so an
+		// OnClose that found no slot for c saw stopped set.
 		panic(fmt.Sprintf("idleconn: descriptor %d closed without OnClose: "+
 			"a handler wrapping idleconn.Handler must pass OnClose on", c.Fd()))
 	}

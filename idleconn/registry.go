@@ -65,11 +65,15 @@ func (r *registry) all() []*loop {
 	return nil
 }
 
-// reset drops every loop, and with it every wheel and connection state;
-// stopped says whether new loops may be added afterwards.
+// reset drops every loop, and with it every wheel and connection state,
+// after telling each loop it has stopped; stopped says whether new loops
+// may be added afterwards.
 func (r *registry) reset(stopped bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
+	for _, l := range r.all() {
+		l.stopped.Store(true)
+	}
 	r.stopped = stopped
 	r.list.Store(nil)
 }
