@@ -369,13 +369,11 @@ func TestIdleDue(t *testing.T) {
 // the descriptor table dropped, which is no misuse. It also checks that a
 // runnable queued before OnShutdown does nothing when it runs after.
 func TestShutdownWhileReaping(t *testing.T) {
+	var f *fakeServer
 	opts := Options{Timeout: 100 * time.Millisecond, Resolution: 20 * time.Millisecond}
-	f := newFakeServer(t, &nopHandler{}, opts)
 	opts.OnReap = func(gnet.Conn, Reason) { f.h.OnShutdown(gnet.Engine{}) }
-	h, err := newHandler(&nopHandler{}, opts, f.clk.now)
-	require.NoError(t, err)
-	f.h = h
-	h.OnBoot(gnet.Engine{})
+	f = newFakeServer(t, &nopHandler{}, opts)
+	h := f.h
 	l := f.loop()
 	for fd := range 4 {
 		openFake(h, l, 10+fd)
@@ -383,6 +381,7 @@ func TestShutdownWhileReaping(t *testing.T) {
 	require.NotPanics(t, func() { f.advance(200*time.Millisecond, l) })
 	require.Equal(t, uint64(1), h.Stats().ReapedIdle, "the run stops at the shutdown")
 
+	opts.OnReap = nil
 	g := newFakeServer(t, &nopHandler{}, opts)
 	gl := g.loop()
 	openFake(g.h, gl, 3)
