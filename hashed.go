@@ -130,9 +130,8 @@ func (w *Hashed[V]) ScheduleAfter(h *Holder, delay uint64, v V) {
 }
 
 // ScheduleRange sets the timer of h to fire at a tick in [earliest, latest]
-// with value v. When h is already due inside the range it only stores v,
-// which makes pushing an idle timeout back on every packet nearly free.
-// Otherwise it picks latest: a hashed wheel's timers do not move on their
+// with value v. When h is already due inside the range it does nothing at
+// all, reading only the holder, as [Wheel.ScheduleRange] does. Otherwise it picks latest: a hashed wheel's timers do not move on their
 // own, so the latest tick leaves the most room for later calls to be
 // no-ops. A range wholly at or before Now fires at Now()+1. O(1); it
 // allocates only while buckets grow.
@@ -140,10 +139,11 @@ func (w *Hashed[V]) ScheduleAfter(h *Holder, delay uint64, v V) {
 // It panics, before changing anything, if earliest > latest, latest is
 // beyond MaxTick, or h is not a holder of this wheel (see Schedule).
 func (w *Hashed[V]) ScheduleRange(h *Holder, earliest, latest uint64, v V) {
-	checkRange("ScheduleRange", earliest, latest)
-	if !w.s.dueWithin(h, earliest, latest, v) {
-		w.set(h, latest, v, "ScheduleRange")
+	if h.dueWithin(earliest, latest) {
+		return
 	}
+	checkRange("ScheduleRange", earliest, latest)
+	w.set(h, latest, v, "ScheduleRange")
 }
 
 func (w *Hashed[V]) set(h *Holder, d uint64, v V, op string) {

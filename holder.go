@@ -44,6 +44,19 @@ func (h *Holder) Deadline() uint64 {
 	return h.link.Deadline
 }
 
+// dueWithin reports whether h is active and due inside [earliest, latest]
+// with latest no later than MaxTick: the no-op of ScheduleRange, answered
+// from the holder alone. It reads no entry and so cannot see a holder that
+// belongs to another wheel; that is harmless, since the no-op changes
+// nothing, and any call that does change something checks the holder
+// first. A deadline inside the range implies earliest <= latest, so the
+// range needs no other check. It must stay small enough to inline into
+// ScheduleRange (TestInlining).
+func (h *Holder) dueWithin(earliest, latest uint64) bool {
+	d := h.link.Deadline
+	return h.link.Slot != 0 && d >= earliest && d <= latest && int64(latest) >= 0
+}
+
 // noCopy makes go vet's copylocks check report copies of a Holder.
 type noCopy struct{}
 

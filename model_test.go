@@ -105,6 +105,14 @@ func (h *harness) tick() uint64 {
 
 func (h *harness) id() int { return int(h.n(uint64(len(h.holders)))) }
 
+// value returns a value for timer id: the id plus a multiple of the number
+// of timers, so that a timer that fires with a value it was not last given
+// is caught (onExpire, AppendExpired).
+func (h *harness) value(id int) int { return id + len(h.holders)*int(h.n(8)) }
+
+// idOf returns the timer a value belongs to.
+func (h *harness) idOf(v int) int { return v % len(h.holders) }
+
 // want returns the deadline a timer scheduled for d gets.
 func (h *harness) want(d uint64) uint64 { return max(d, h.w.Now()+1) }
 
@@ -116,26 +124,29 @@ func (h *harness) schedule(id int) {
 		}
 		return
 	}
+	v := h.value(id)
 	switch h.n(4) {
 	case 0:
 		delay := h.tick() - h.w.Now()
 		if delay > MaxTick { // the tick was in the past
 			delay = 0
 		}
-		h.w.ScheduleAfter(hd, delay, id)
-		h.model.set(id, h.want(h.w.Now()+delay))
+		h.w.ScheduleAfter(hd, delay, v)
+		h.model.set(id, h.want(h.w.Now()+delay), v)
 	case 1:
 		lo := h.tick()
 		hi := lo + h.n(2000)*uint64(1+h.n(1000))
 		hi = min(hi, MaxTick)
 		old, active := h.model.get(id)
-		h.w.ScheduleRange(hd, lo, hi, id)
+		h.w.ScheduleRange(hd, lo, hi, v)
 		got := hd.Deadline()
 		switch {
 		case active && old >= lo && old <= hi:
 			if got != old {
 				h.failf("range [%d,%d] moved timer %d from %d to %d", lo, hi, id, old, got)
 			}
+			// The no-op keeps the value the timer has (onExpire checks).
+			v = h.model.value[id]
 		case hi <= h.w.Now():
 			if got != h.w.Now()+1 {
 				h.failf("past range [%d,%d]: deadline %d", lo, hi, got)
@@ -143,11 +154,11 @@ func (h *harness) schedule(id int) {
 		case got < max(lo, h.w.Now()+1) || got > hi:
 			h.failf("range [%d,%d] chose %d", lo, hi, got)
 		}
-		h.model.set(id, got)
+		h.model.set(id, got, v)
 	default:
 		d := h.tick()
-		h.w.Schedule(hd, d, id)
-		h.model.set(id, h.want(d))
+		h.w.Schedule(hd, d, v)
+		h.model.set(id, h.want(d), v)
 	}
 }
 
@@ -163,8 +174,9 @@ func (h *harness) crowd() {
 	for range h.n(uint64(len(h.holders)) + 1) {
 		id := h.id()
 		d := min(base+h.n(spread), MaxTick)
-		h.w.Schedule(&h.holders[id], d, id)
-		h.model.set(id, h.want(d))
+		v := h.value(id)
+		h.w.Schedule(&h.holders[id], d, v)
+		h.model.set(id, h.want(d), v)
 	}
 }
 
@@ -180,12 +192,15 @@ func (h *harness) minDeadline() uint64 { return h.model.min() }
 
 // onExpire checks a firing timer against the model, then maybe changes
 // other timers from inside the callback.
-func (h *harness) onExpire(id int) {
+func (h *harness) onExpire(v int) {
 	now := h.w.Now()
+	id := h.idOf(v)
 	d, ok := h.model.get(id)
 	switch {
 	case !ok:
 		h.failf("timer %d fired but is not active", id)
+	case v != h.model.value[id]:
+		h.failf("timer %d fired with value %d, last given %d", id, v, h.model.value[id])
 	case d != now:
 		h.failf("timer %d due %d fired at %d", id, d, now)
 	case h.minDeadline() < now:
@@ -247,11 +262,14 @@ func (h *harness) advance() {
 		n := int(1 + h.n(20))
 		got, done := h.w.AppendExpired(nil, to, n)
 		prev := uint64(0)
-		for _, id := range got {
+		for _, v := range got {
+			id := h.idOf(v)
 			d, ok := h.model.get(id)
 			switch {
 			case !ok:
 				h.failf("AppendExpired returned inactive timer %d", id)
+			case v != h.model.value[id]:
+				h.failf("AppendExpired returned timer %d with value %d, last given %d", id, v, h.model.value[id])
 			case d > h.w.Now() || d < prev:
 				h.failf("AppendExpired returned timer %d due %d out of order (now %d)", id, d, h.w.Now())
 			}
@@ -438,16 +456,18 @@ func FuzzHashed(f *testing.F) {
 	})
 }
 
-// model is the reference: for each timer id, whether it is active and its
-// deadline. Choices scan ids in order, so a seed replays exactly.
+// model is the reference: for each timer id, whether it is active, its
+// deadline and its value. Choices scan ids in order, so a seed replays
+// exactly.
 type model struct {
 	active   []bool
 	deadline []uint64
+	value    []int
 	len      int
 }
 
 func newModel(n int) model {
-	return model{active: make([]bool, n), deadline: make([]uint64, n)}
+	return model{active: make([]bool, n), deadline: make([]uint64, n), value: make([]int, n)}
 }
 
 func (m *model) get(id int) (uint64, bool) {
@@ -457,11 +477,11 @@ func (m *model) get(id int) (uint64, bool) {
 	return m.deadline[id], true
 }
 
-func (m *model) set(id int, d uint64) {
+func (m *model) set(id int, d uint64, v int) {
 	if !m.active[id] {
 		m.len++
 	}
-	m.active[id], m.deadline[id] = true, d
+	m.active[id], m.deadline[id], m.value[id] = true, d, v
 }
 
 func (m *model) drop(id int) {

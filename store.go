@@ -76,20 +76,6 @@ func (s *store[V]) pushBack(h *Holder, d uint64, v V) bool {
 	return false
 }
 
-// dueWithin implements the no-op of ScheduleRange for both wheels: if h is
-// already due inside [earliest, latest], it stores v and reports true.
-func (s *store[V]) dueWithin(h *Holder, earliest, latest uint64, v V) bool {
-	if h.link.Slot == 0 {
-		return false
-	}
-	b, i := s.locate(h, "ScheduleRange")
-	if d := h.link.Deadline; d < earliest || d > latest {
-		return false
-	}
-	b.At(i).Value = v
-	return true
-}
-
 // place puts the timer of h into bucket slot at deadline d. b and i locate
 // h's current entry, or b is nil when h is inactive. An entry that stays in
 // its bucket is updated where it is.

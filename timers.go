@@ -38,8 +38,8 @@ type Timers[V any] interface {
 	// ScheduleAfter is Schedule at Now()+delay.
 	ScheduleAfter(h *Holder, delay uint64, v V)
 	// ScheduleRange sets the timer of h to fire at some tick in
-	// [earliest, latest]. It does nothing but store v when h is already due
-	// inside the range; otherwise the wheel picks the tick.
+	// [earliest, latest]. It does nothing at all, not even store v, when h
+	// is already due inside the range; otherwise the wheel picks the tick.
 	ScheduleRange(h *Holder, earliest, latest uint64, v V)
 	// Cancel stops the timer of h, reporting whether it was active.
 	Cancel(h *Holder) bool

@@ -117,9 +117,13 @@ func (w *Wheel[V]) ScheduleAfter(h *Holder, delay uint64, v V) {
 }
 
 // ScheduleRange sets the timer of h to fire at a tick in [earliest, latest]
-// with value v. When h is already due inside the range it only stores v,
-// which makes pushing an idle timeout back on every packet nearly free.
-// Otherwise the wheel picks, in the later half of the range, the tick that
+// with value v. When h is already due inside the range it does nothing at
+// all: the timer keeps its deadline and the value it was last given, and
+// the call reads nothing but the holder, which makes pushing an idle
+// timeout back on every packet nearly free (bench/internal/workunit, where
+// almost every idle re-arm is such a no-op). Such a
+// no-op cannot tell a holder of another wheel from one of this wheel, and
+// need not: it changes nothing. Otherwise the wheel picks, in the later half of the range, the tick that
 // will move the timer between levels the fewest times, and among those the
 // latest. A range wholly at or before
 // Now fires at Now()+1. O(1); it allocates only while buckets grow.
@@ -127,10 +131,11 @@ func (w *Wheel[V]) ScheduleAfter(h *Holder, delay uint64, v V) {
 // It panics, before changing anything, if earliest > latest, latest is
 // beyond MaxTick, or h is not a holder of this wheel (see Schedule).
 func (w *Wheel[V]) ScheduleRange(h *Holder, earliest, latest uint64, v V) {
-	checkRange("ScheduleRange", earliest, latest)
-	if !w.s.dueWithin(h, earliest, latest, v) {
-		w.set(h, w.pick(earliest, latest), v, "ScheduleRange")
+	if h.dueWithin(earliest, latest) {
+		return
 	}
+	checkRange("ScheduleRange", earliest, latest)
+	w.set(h, w.pick(earliest, latest), v, "ScheduleRange")
 }
 
 // pick chooses a deadline in [lo, hi] for ScheduleRange. A timer at level L
