@@ -50,8 +50,7 @@ func (h *Holder) Deadline() uint64 {
 // belongs to another wheel; that is harmless, since the no-op changes
 // nothing, and any call that does change something checks the holder
 // first. A deadline inside the range implies earliest <= latest, so the
-// range needs no other check. It must stay small enough to inline into
-// ScheduleRange (TestInlining).
+// range needs no other check.
 func (h *Holder) dueWithin(earliest, latest uint64) bool {
 	d := h.link.Deadline
 	return h.link.Slot != 0 && d >= earliest && d <= latest && int64(latest) >= 0

@@ -17,15 +17,22 @@ type checker interface {
 
 // checkStore verifies what both wheels share: each entry's holder points back
 // at it, each bucket's bit says whether it is occupied, Len counts the
-// entries, and placed accepts each entry's position.
+// entries, the arrays kept by empty buckets are counted, and placed accepts
+// each entry's position.
 func checkStore[V any](s *store[V], placed func(slot int, e *packed.Entry[V]) error) error {
-	n := 0
+	n, kept := 0, 0
 	seen := make(map[*packed.Link]bool)
 	for slot := range s.buckets {
 		b := &s.buckets[slot]
 		bit := s.occupied[slot>>6]>>(slot&63)&1 == 1
 		if bit != (b.Len() > 0) {
 			return fmt.Errorf("bucket %d: occupancy bit %v, length %d", slot, bit, b.Len())
+		}
+		if s.kept[slot>>6]>>(slot&63)&1 == 1 {
+			if b.Len() > 0 || b.Cap() == 0 || slot >= s.keepSlots {
+				return fmt.Errorf("bucket %d: marked as keeping an array, length %d capacity %d", slot, b.Len(), b.Cap())
+			}
+			kept += b.Cap()
 		}
 		for i := range b.Len() {
 			e := b.At(i)
@@ -51,6 +58,9 @@ func checkStore[V any](s *store[V], placed func(slot int, e *packed.Entry[V]) er
 	}
 	if n != s.pool.Live() {
 		return fmt.Errorf("Len %d, entries %d", s.pool.Live(), n)
+	}
+	if kept != s.keptCap {
+		return fmt.Errorf("buckets keep arrays of %d entries, counted %d", kept, s.keptCap)
 	}
 	if s.running {
 		return fmt.Errorf("still marked as advancing")

@@ -1,6 +1,10 @@
 package packwheel
 
-import "github.com/packwheel/packwheel/packed"
+import (
+	"math/bits"
+
+	"github.com/packwheel/packwheel/packed"
+)
 
 // store is the state both wheels share: packed buckets, one occupancy bit
 // per bucket, the pool their arrays come from, and the current tick. The
@@ -11,7 +15,15 @@ type store[V any] struct {
 	buckets  []packed.Bucket[V]
 	occupied []uint64 // bit b%64 of word b/64 is set iff bucket b is not empty
 	pool     packed.Pool[V]
-	running  reentry
+	// kept has the bit of each empty bucket that keeps its array for its
+	// next fill (see keep), laid out as occupied's; keptCap is the total
+	// capacity of those arrays and keptFrom the word where trimKept's
+	// search for one to give back resumes.
+	kept      []uint64
+	keptCap   int
+	keptFrom  int
+	keepSlots int // buckets [0, keepSlots) keep their arrays when drained
+	running   reentry
 	// groupShift is log2 of the buckets in a pool group (see group).
 	groupShift uint8
 	// shrinkRefills shrinks buckets after a removal with ShrinkRefill:
@@ -31,6 +43,7 @@ func (s *store[V]) init(buckets int, groupShift uint8) {
 	s.groupShift = groupShift
 	s.buckets = make([]packed.Bucket[V], buckets)
 	s.occupied = make([]uint64, (buckets+63)/64)
+	s.kept = make([]uint64, (buckets+63)/64)
 }
 
 // locate returns the bucket and index of an active holder's entry, after
@@ -107,6 +120,7 @@ func (s *store[V]) insert(link *packed.Link, slot int, d uint64, v V) {
 	b := &s.buckets[slot]
 	if b.Len() == 0 {
 		s.occupied[slot>>6] |= 1 << (slot & 63)
+		s.unkeep(b, slot)
 	}
 	b.Push(&s.pool, s.group(slot), d, link, v)
 	link.Slot = uint32(slot + 1)
@@ -139,14 +153,70 @@ func (s *store[V]) next(op string) uint64 {
 
 // drain takes entry i out of bucket slot, for a bucket being drained as
 // its time comes. The entry's holder is left as it was, for the caller to
-// relink or unlink. Once empty, the bucket's array, if large, goes to the
-// next bucket of its group that grows, which the timers that re-arm are
-// filling.
+// relink or unlink. A bucket that empties keeps its array for its next
+// fill (see keep).
 func (s *store[V]) drain(slot, i int) packed.Entry[V] {
 	b := &s.buckets[slot]
-	e := b.RemoveRefill(&s.pool, i, s.group(slot))
-	s.emptied(b, slot)
+	e := b.Take(&s.pool, i)
+	if b.Len() == 0 {
+		s.occupied[slot>>6] &^= 1 << (slot & 63)
+		s.keep(b, slot)
+	}
 	return e
+}
+
+// keepBelow is the capacity from which a drained bucket hands its array
+// to the next bucket of its group that grows (packed.Bucket.Release)
+// instead of keeping it: a crowd's array is what the slot the crowd
+// re-arms into needs, wherever that is.
+const keepBelow = 1024
+
+// keep lets the empty bucket slot keep its array for its next fill, if it
+// is one of the first keepSlots. Those of a hierarchical wheel's level 0
+// drain as their time comes and refill 64 ticks later with about as many
+// timers; a coarse slot or a hashed bucket refills only a rotation of
+// thousands of ticks later, and what it kept would be missed meanwhile by
+// the buckets that fill (TestAdvanceBackwards). Handing each array to the pool and growing the next
+// fill through the size classes again took a fifth of the time of the
+// work-unit workload, where timers fire and re-arm constantly. Kept
+// arrays have a budget of the live timers plus a floor, so that a burst
+// that fires for good gives its memory back (TestMemoryPerTimer,
+// TestDrainEndingInACrowd).
+func (s *store[V]) keep(b *packed.Bucket[V], slot int) {
+	if c := b.Cap(); slot >= s.keepSlots || c >= keepBelow {
+		b.Release(&s.pool, s.group(slot))
+	} else {
+		s.kept[slot>>6] |= 1 << (slot & 63)
+		s.keptCap += c
+	}
+	for s.keptCap > s.pool.Live()+keptFloor {
+		s.release()
+	}
+}
+
+// keptFloor is how many entries' worth of arrays the buckets may keep
+// whatever the live timers, so that a small wheel keeps all it needs.
+const keptFloor = 2048
+
+// unkeep marks the empty bucket slot as no longer keeping its array for
+// its next fill: the fill has begun, or the array is about to be replaced.
+func (s *store[V]) unkeep(b *packed.Bucket[V], slot int) {
+	if w, bit := slot>>6, uint64(1)<<(slot&63); s.kept[w]&bit != 0 {
+		s.kept[w] &^= bit
+		s.keptCap -= b.Cap()
+	}
+}
+
+// release gives the array of one kept bucket back to the pool, searching
+// from where the last search stopped: O(1) amortized over the arrays kept.
+func (s *store[V]) release() {
+	for s.kept[s.keptFrom] == 0 {
+		s.keptFrom = (s.keptFrom + 1) % len(s.kept)
+	}
+	slot := s.keptFrom<<6 | bits.TrailingZeros64(s.kept[s.keptFrom])
+	b := &s.buckets[slot]
+	s.unkeep(b, slot)
+	b.Release(&s.pool, s.group(slot))
 }
 
 // group returns the pool group of bucket slot: buckets that fill and drain

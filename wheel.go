@@ -51,6 +51,7 @@ func (w *Wheel[V]) ready() {
 	if w.s.buckets == nil {
 		w.s.init(levelCount*levelSlots, levelBits)
 		w.s.shrinkRefills = true
+		w.s.keepSlots = levelSlots
 	}
 }
 
@@ -352,6 +353,11 @@ func (w *Wheel[V]) advance(op string, to uint64, limit int, out *sink[V]) bool {
 			work++
 			out.deliver(e.Value)
 		}
+		if start == to {
+			// Every slot due by now has gone: coarse ones go first on a
+			// tie, and what the callbacks scheduled is due later.
+			break
+		}
 	}
 	if to > w.s.now {
 		w.s.now = to
@@ -406,8 +412,11 @@ func (w *Wheel[V]) presize(slot int) {
 		}
 	}
 	for to, n := range count[:below] {
-		if n > 0 {
-			w.s.buckets[to].Reserve(&w.s.pool, w.s.group(to), int(n))
+		if b := &w.s.buckets[to]; n > 0 && b.Len()+int(n) > b.Cap() {
+			if b.Len() == 0 {
+				w.s.unkeep(b, to) // its kept array is about to be replaced
+			}
+			b.Reserve(&w.s.pool, w.s.group(to), int(n))
 		}
 	}
 }

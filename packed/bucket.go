@@ -78,7 +78,7 @@ func (b *Bucket[V]) At(i int) *Entry[V] { return &b.entries[i] }
 func (b *Bucket[V]) Entries() []Entry[V] { return b.entries }
 
 // Push appends an entry and sets its Link.Index. group names the bucket's
-// group for RemoveRefill and ShrinkRefill; callers that never use them pass
+// group for Release and ShrinkRefill; callers that never use them pass
 // any constant.
 // O(1) amortized: when the bucket is full it moves to an array of the next
 // size class, taken from p if one is spare.
@@ -108,15 +108,29 @@ func (b *Bucket[V]) Reserve(p *Pool[V], group, n int) {
 // empties. O(1).
 func (b *Bucket[V]) Remove(p *Pool[V], i int) Entry[V] { return b.remove(p, i, noGroup) }
 
-// RemoveRefill is Remove for a bucket of a group whose buckets empty and
-// refill in turn, as a wheel's slots do when their timers fire, or move
-// down a level, while the timers that re-arm gather in a later slot of the
-// same group. When the bucket empties, p keeps its array, if of 1024
-// entries or more, for the next bucket of group (as passed to Push and
+// Take is Remove that keeps the array when the bucket empties, for a bucket
+// about to refill, as a wheel's slot does a rotation after its timers fire:
+// refilling it then needs no array from p and no growth through the size
+// classes. The array stays the bucket's until it is given back with
+// Release; p does not count it as spare. O(1).
+func (b *Bucket[V]) Take(p *Pool[V], i int) Entry[V] { return b.remove(p, i, keepArray) }
+
+// Release gives the array of an empty bucket back to p. For a bucket of a
+// group whose buckets empty and refill in turn, as a wheel's slots do when
+// their timers fire or move down a level while the timers that re-arm
+// gather in a later slot of the same group, p keeps an array of 1024
+// entries or more for the next bucket of group (as passed to Push and
 // Reserve) that grows, even beyond its usual spare budget; a smaller one
-// goes back as Remove's does. O(1).
-func (b *Bucket[V]) RemoveRefill(p *Pool[V], i, group int) Entry[V] {
-	return b.remove(p, i, group)
+// goes back as Remove's does. It does nothing to a bucket with no array,
+// and panics if the bucket is not empty. O(1) amortized.
+func (b *Bucket[V]) Release(p *Pool[V], group int) {
+	if len(b.entries) != 0 {
+		panic("packed: Release of a bucket that is not empty")
+	}
+	if cap(b.entries) != 0 {
+		p.putHeir(b.entries, group)
+		b.entries = nil
+	}
 }
 
 func (b *Bucket[V]) remove(p *Pool[V], i, heirOf int) Entry[V] {
@@ -144,7 +158,7 @@ func (b *Bucket[V]) Shrink(p *Pool[V]) { b.shrink(p, noGroup) }
 // drain in turn, as a hierarchical wheel's coarse slots do when timers are
 // cancelled before they are due: one slot drains while the next fills.
 // The array it leaves, if of 1024 entries or more, is kept for the next
-// bucket of group that grows, as RemoveRefill's is; a smaller one goes to
+// bucket of group that grows, as Release's is; a smaller one goes to
 // the shelf of emptied arrays rather than that of outgrown ones. And the
 // pool keeps more of the arrays that growing buckets leave, for shrinking
 // ones to go down through, by as much as the last 32 such shrinks went to
@@ -165,17 +179,22 @@ func (b *Bucket[V]) shrink(p *Pool[V], heirOf int) {
 	}
 }
 
-// noGroup marks an array released with no heir to keep it for.
-const noGroup = -1
+// noGroup marks an array released with no heir to keep it for, and
+// keepArray one that an emptied bucket keeps (see Take).
+const (
+	noGroup   = -1
+	keepArray = -2
+)
 
 // shorten drops the tail entry, zeroing it so the array does not keep the
-// value reachable, and releases the array once the bucket is empty: as an
-// heir of group heirOf, or to the shelf of vacated arrays for noGroup.
+// value reachable, and once the bucket is empty releases the array as an
+// heir of group heirOf, or to the shelf of vacated arrays for noGroup, or
+// keeps it for keepArray.
 func (b *Bucket[V]) shorten(p *Pool[V], last, heirOf int) {
 	b.entries[last] = Entry[V]{}
 	b.entries = b.entries[:last]
 	p.live--
-	if last == 0 {
+	if last == 0 && heirOf != keepArray {
 		if heirOf == noGroup {
 			p.putVacated(b.entries)
 		} else {

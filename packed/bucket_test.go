@@ -35,7 +35,7 @@ func TestBucketKeepsLinks(t *testing.T) {
 				e = b.Remove(&p, i)
 				b.Shrink(&p)
 			} else {
-				e = b.RemoveRefill(&p, i, 0)
+				e = b.removeRefill(&p, i, 0)
 			}
 			require.Same(t, &links[id], e.Link)
 			delete(live, id)
@@ -300,7 +300,7 @@ func TestReserve(t *testing.T) {
 	require.Equal(t, c, b.Cap(), "Reserve of room it has moved the bucket")
 }
 
-// TestHeirs checks that the array of a bucket emptied by RemoveRefill goes to
+// TestHeirs checks that the array of a bucket emptied by Take and Release goes to
 // the next bucket of its group that grows, not to another group,
 // and that heirs are let go once the live entries drop.
 func TestHeirs(t *testing.T) {
@@ -315,7 +315,7 @@ func TestHeirs(t *testing.T) {
 	}
 	big := crowd.Cap()
 	for crowd.Len() > 0 {
-		e := crowd.RemoveRefill(&p, crowd.Len()-1, 1)
+		e := crowd.removeRefill(&p, crowd.Len()-1, 1)
 		keep.Push(&p, 0, e.Deadline, e.Link, e.Value) // the crowd moves on
 	}
 	require.Equal(t, big, p.Spare()-p.outgrown.spare-p.vacated.spare, "the crowd's array is kept")
@@ -333,7 +333,7 @@ func TestHeirs(t *testing.T) {
 		next.Push(&p, 1, e.Deadline, e.Link, e.Value)
 	}
 	for next.Len() > 0 {
-		e := next.RemoveRefill(&p, next.Len()-1, 1)
+		e := next.removeRefill(&p, next.Len()-1, 1)
 		keep.Push(&p, 0, e.Deadline, e.Link, e.Value)
 	}
 	require.Equal(t, big, p.heirCap)
@@ -369,7 +369,7 @@ func TestHeirsPerGroup(t *testing.T) {
 		c := b[0].Cap()
 		for i := range b {
 			for b[i].Len() > 0 {
-				e := b[i].RemoveRefill(&p, b[i].Len()-1, g)
+				e := b[i].removeRefill(&p, b[i].Len()-1, g)
 				hold.Push(&p, 0, e.Deadline, e.Link, e.Value)
 			}
 		}
@@ -443,4 +443,47 @@ func (sh *shelf[V]) count() int {
 		n += sh.free[c].len()
 	}
 	return n
+}
+
+// removeRefill removes entry i of b with Take and, if that empties b,
+// gives its array back with Release to group: how a wheel drains a slot.
+func (b *Bucket[V]) removeRefill(p *Pool[V], i, group int) Entry[V] {
+	e := b.Take(p, i)
+	if b.Len() == 0 {
+		b.Release(p, group)
+	}
+	return e
+}
+
+// TestTakeKeepsArray checks that a bucket emptied by Take keeps its array,
+// uncounted as spare, refills without growing, and gives the array back
+// with Release; and that Release of a bucket with entries is refused.
+func TestTakeKeepsArray(t *testing.T) {
+	var p Pool[int]
+	var b Bucket[int]
+	links := make([]Link, 20)
+	for i := range links {
+		b.Push(&p, 0, 0, &links[i], i)
+	}
+	c := b.Cap()
+	require.PanicsWithValue(t, "packed: Release of a bucket that is not empty", func() { b.Release(&p, 0) })
+	require.Equal(t, len(links), b.Len(), "a refused Release changed the bucket")
+	for b.Len() > 0 {
+		b.Take(&p, b.Len()-1)
+	}
+	require.Equal(t, c, b.Cap(), "Take gave the array away")
+	require.Zero(t, p.Live())
+	spare := p.Spare()
+	for i := range links {
+		b.Push(&p, 0, 0, &links[i], i)
+	}
+	require.Equal(t, c, b.Cap(), "the refill moved to another array")
+	for b.Len() > 0 {
+		b.Take(&p, b.Len()-1)
+	}
+	b.Release(&p, 0)
+	require.Zero(t, b.Cap())
+	require.Equal(t, spare+c, p.Spare(), "the released array is not spare")
+	b.Release(&p, 0) // no array: nothing to do
+	require.Equal(t, spare+c, p.Spare())
 }

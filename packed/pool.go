@@ -80,7 +80,7 @@ type Pool[V any] struct {
 
 	// heirs holds, oldest first, arrays of buckets that emptied as their
 	// time came, each kept for the next bucket of its group to inherit
-	// (see Bucket.RemoveRefill); heirCap is their total capacity.
+	// (see Bucket.Release); heirCap is their total capacity.
 	heirs   []heir[V]
 	heirCap int
 
