@@ -24,6 +24,7 @@ type store[V any] struct {
 	keptFrom  int
 	keepSlots int // buckets [0, keepSlots) keep their arrays when drained
 	running   reentry
+	hinted    bool // the wheel's hint of its next work holds (see Wheel.hint)
 	// groupShift is log2 of the buckets in a pool group (see group).
 	groupShift uint8
 	// shrinkRefills shrinks buckets after a removal with ShrinkRefill:
@@ -117,6 +118,7 @@ func (s *store[V]) postpone(h *Holder, b *packed.Bucket[V], i int, d uint64, v V
 
 // insert appends an entry for link to bucket slot.
 func (s *store[V]) insert(link *packed.Link, slot int, d uint64, v V) {
+	s.hinted = false
 	b := &s.buckets[slot]
 	if b.Len() == 0 {
 		s.occupied[slot>>6] |= 1 << (slot & 63)

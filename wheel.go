@@ -45,6 +45,18 @@ type Wheel[V any] struct {
 	// cascading is the coarse bucket (plus one) whose move down a bounded
 	// advance interrupted; it is finished before anything else.
 	cascading int
+	// hint is what next last answered NextExpiry, for the Advance that
+	// usually follows to start from; hinted says it is still good.
+	hint hint
+}
+
+// hint is an answer of Wheel.next kept for the next Advance. Inserting a
+// timer may make it wrong, so insert clears store.hinted; cancelling one,
+// or postponing one in place, leaves it early at worst, and an Advance
+// that reaches a slot with nothing left to do there moves on.
+type hint struct {
+	slot  int
+	start uint64
 }
 
 func (w *Wheel[V]) ready() {
@@ -239,10 +251,12 @@ func (w *Wheel[V]) NextExpiry(limit uint64) uint64 {
 	if w.cascading != 0 && w.s.buckets[w.cascading-1].Len() > 0 {
 		return min(w.s.now, limit)
 	}
-	if _, start, ok := w.next(); ok && start < limit {
-		return start
+	slot, start, ok := w.next()
+	if !ok {
+		return limit
 	}
-	return limit
+	w.hint, w.s.hinted = hint{slot, start}, true
+	return min(start, limit)
 }
 
 // next returns the bucket Advance must process next and the tick at which
@@ -331,8 +345,14 @@ func (w *Wheel[V]) advance(op string, to uint64, limit int, out *sink[V]) bool {
 			return false
 		}
 	}
+	hinted := w.s.hinted
+	w.s.hinted = false
 	for {
-		slot, start, ok := w.next()
+		slot, start, ok := w.hint.slot, w.hint.start, true
+		if !hinted {
+			slot, start, ok = w.next()
+		}
+		hinted = false
 		if !ok || start > to {
 			break
 		}
