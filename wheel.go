@@ -364,14 +364,8 @@ func (w *Wheel[V]) advance(op string, to uint64, limit int, out *sink[V]) bool {
 			}
 			continue
 		}
-		for w.s.buckets[slot].Len() > 0 {
-			if work == limit {
-				return false
-			}
-			e := w.s.drain(slot, w.s.buckets[slot].Len()-1)
-			unlink(e.Link)
-			work++
-			out.deliver(e.Value)
+		if !w.fire(slot, &work, limit, out) {
+			return false
 		}
 		if start == to {
 			// Every slot due by now has gone: coarse ones go first on a
@@ -381,6 +375,28 @@ func (w *Wheel[V]) advance(op string, to uint64, limit int, out *sink[V]) bool {
 	}
 	if to > w.s.now {
 		w.s.now = to
+	}
+	return true
+}
+
+// fire fires the timers of level-0 slot, whose tick is Now, last first so
+// that each leaves its bucket without moving another, and stops when work
+// reaches limit. No callback can add to the slot: what they schedule is due
+// after Now. The slot keeps its array for its next fill (see store.keep).
+func (w *Wheel[V]) fire(slot int, work *int, limit int, out *sink[V]) bool {
+	b := &w.s.buckets[slot]
+	for b.Len() > 0 {
+		if *work == limit {
+			return false
+		}
+		e := b.Pop(&w.s.pool)
+		if b.Len() == 0 { // before the last callback, which may panic
+			w.s.emptied(b, slot)
+			w.s.keep(b, slot)
+		}
+		unlink(e.Link)
+		*work++
+		out.deliver(e.Value)
 	}
 	return true
 }

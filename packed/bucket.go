@@ -115,6 +115,18 @@ func (b *Bucket[V]) Remove(p *Pool[V], i int) Entry[V] { return b.remove(p, i, n
 // Release; p does not count it as spare. O(1).
 func (b *Bucket[V]) Take(p *Pool[V], i int) Entry[V] { return b.remove(p, i, keepArray) }
 
+// Pop removes and returns the last entry, keeping the array when the
+// bucket empties, as Take does: how a wheel fires the timers of a slot
+// whose time has come. O(1). It panics if the bucket is empty.
+func (b *Bucket[V]) Pop(p *Pool[V]) Entry[V] {
+	last := len(b.entries) - 1
+	e := b.entries[last]
+	b.entries[last] = Entry[V]{}
+	b.entries = b.entries[:last]
+	p.live--
+	return e
+}
+
 // Release gives the array of an empty bucket back to p. For a bucket of a
 // group whose buckets empty and refill in turn, as a wheel's slots do when
 // their timers fire or move down a level while the timers that re-arm
