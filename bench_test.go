@@ -161,12 +161,12 @@ func reschedules(w packwheel.Timers[*item], items []item, r *rng) func(ops int) 
 // scheduleCancels returns BenchmarkScheduleCancel's loop over w: ops times,
 // schedule one of reqs 5 s out and cancel it. Like reschedules, one copy per
 // wheel.
-func scheduleCancels(w packwheel.Timers[*item], reqs []item, r *rng) func(ops int) {
+func scheduleCancels(w packwheel.Timers[*item], reqs []item, r *rng, every int) func(ops int) {
 	switch w := w.(type) {
 	case *packwheel.Hashed[*item]:
 		return func(ops int) {
 			for i := range ops {
-				if i%ticksEvery == 0 {
+				if i%every == 0 {
 					w.Advance(w.Now()+1, noop)
 				}
 				it := &reqs[i%len(reqs)]
@@ -177,7 +177,7 @@ func scheduleCancels(w packwheel.Timers[*item], reqs []item, r *rng) func(ops in
 	case *packwheel.Wheel[*item]:
 		return func(ops int) {
 			for i := range ops {
-				if i%ticksEvery == 0 {
+				if i%every == 0 {
 					w.Advance(w.Now()+1, noop)
 				}
 				it := &reqs[i%len(reqs)]
@@ -190,20 +190,25 @@ func scheduleCancels(w packwheel.Timers[*item], reqs []item, r *rng) func(ops in
 }
 
 // BenchmarkScheduleCancel schedules a timer 5 s out and cancels it, with n
-// other timers outstanding: the request-timeout pattern.
+// other timers outstanding: the request-timeout pattern. Time advances one
+// tick every `every` operations: a busy server at 1 ms ticks does
+// thousands of operations per tick, and the fewer ticks pass, the longer
+// one coarse slot receives every request and empties with each cancel.
 func BenchmarkScheduleCancel(b *testing.B) {
 	const requests = 1024
 	for _, n := range sizes {
 		for _, im := range wheels {
-			b.Run(name(im.name, n), func(b *testing.B) {
-				r := rng(1)
-				w := im.new()
-				fill(w, n, &r)
-				requestTimeouts := scheduleCancels(w, make([]item, requests), &r)
-				b.ReportAllocs()
-				b.ResetTimer()
-				requestTimeouts(b.N)
-			})
+			for _, every := range []int{ticksEvery, 4096, 65536} {
+				b.Run(name(im.name, n)+"/every="+strconv.Itoa(every), func(b *testing.B) {
+					r := rng(1)
+					w := im.new()
+					fill(w, n, &r)
+					requestTimeouts := scheduleCancels(w, make([]item, requests), &r, every)
+					b.ReportAllocs()
+					b.ResetTimer()
+					requestTimeouts(b.N)
+				})
+			}
 		}
 		b.Run(name("timer-reset", n), func(b *testing.B) {
 			r := rng(1)

@@ -29,7 +29,7 @@ func checkStore[V any](s *store[V], placed func(slot int, e *packed.Entry[V]) er
 			return fmt.Errorf("bucket %d: occupancy bit %v, length %d", slot, bit, b.Len())
 		}
 		if s.kept[slot>>6]>>(slot&63)&1 == 1 {
-			if b.Len() > 0 || b.Cap() == 0 || slot >= s.keepSlots {
+			if b.Len() > 0 || b.Cap() == 0 {
 				return fmt.Errorf("bucket %d: marked as keeping an array, length %d capacity %d", slot, b.Len(), b.Cap())
 			}
 			kept += b.Cap()

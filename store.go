@@ -17,14 +17,18 @@ type store[V any] struct {
 	pool     packed.Pool[V]
 	// kept has the bit of each empty bucket that keeps its array for its
 	// next fill (see keep), laid out as occupied's; keptCap is the total
-	// capacity of those arrays and keptFrom the word where trimKept's
-	// search for one to give back resumes.
-	kept      []uint64
-	keptCap   int
-	keptFrom  int
-	keepSlots int // buckets [0, keepSlots) keep their arrays when drained
-	running   reentry
-	hinted    bool // the wheel's hint of its next work holds (see Wheel.hint)
+	// capacity of those arrays and keptFrom the word where unkeepAny's
+	// search resumes. keepArrays lets empty buckets keep their arrays;
+	// the hierarchical wheel sets it. A hashed wheel's bucket refills only
+	// a revolution later, and buckets that adopted a kept array of another
+	// size now and then grew one the pool did not have
+	// (TestRearmSteadyState, hashed/after=1000).
+	kept       []uint64
+	keptCap    int
+	keptFrom   int
+	keepArrays bool
+	running    reentry
+	hinted     bool // the wheel's hint of its next work holds (see Wheel.hint)
 	// groupShift is log2 of the buckets in a pool group (see group).
 	groupShift uint8
 	// shrinkRefills shrinks buckets after a removal with ShrinkRefill:
@@ -122,7 +126,11 @@ func (s *store[V]) insert(link *packed.Link, slot int, d uint64, v V) {
 	b := &s.buckets[slot]
 	if b.Len() == 0 {
 		s.occupied[slot>>6] |= 1 << (slot & 63)
-		s.unkeep(b, slot)
+		if b.Cap() > 0 {
+			s.unkeep(b, slot)
+		} else if s.keptCap > 0 {
+			b.Adopt(&s.buckets[s.unkeepAny()])
+		}
 	}
 	b.Push(&s.pool, s.group(slot), d, link, v)
 	link.Slot = uint32(slot + 1)
@@ -134,8 +142,12 @@ func (s *store[V]) insert(link *packed.Link, slot int, d uint64, v V) {
 // move.
 func (s *store[V]) remove(slot, i int) {
 	b := &s.buckets[slot]
-	unlink(b.Remove(&s.pool, i).Link)
-	s.emptied(b, slot)
+	unlink(b.Take(&s.pool, i).Link)
+	if b.Len() == 0 {
+		s.emptied(b, slot)
+		s.keep(b, slot)
+		return
+	}
 	if s.shrinkRefills {
 		b.ShrinkRefill(&s.pool, s.group(slot))
 	} else {
@@ -173,26 +185,29 @@ func (s *store[V]) drain(slot, i int) packed.Entry[V] {
 // re-arms into needs, wherever that is.
 const keepBelow = 1024
 
-// keep lets the empty bucket slot keep its array for its next fill, if it
-// is one of the first keepSlots. Those of a hierarchical wheel's level 0
-// drain as their time comes and refill 64 ticks later with about as many
-// timers; a coarse slot or a hashed bucket refills only a rotation of
-// thousands of ticks later, and what it kept would be missed meanwhile by
-// the buckets that fill (TestAdvanceBackwards). Handing each array to the pool and growing the next
-// fill through the size classes again took a fifth of the time of the
-// work-unit workload, where timers fire and re-arm constantly. Kept
-// arrays have a budget of the live timers plus a floor, so that a burst
-// that fires for good gives its memory back (TestMemoryPerTimer,
+// keep lets the empty bucket slot keep its array for its next fill, if
+// the wheel keeps arrays, or gives it back to the pool. A hierarchical
+// wheel's slots empty as their timers fire or are cancelled and refill
+// with about as many: a level-0 slot of the hierarchical wheel every 64
+// ticks, the slot of a request timeout scheduled and cancelled within a
+// tick at once. Handing each array to the pool and growing the next fill
+// through the size classes again took a fifth of the time of the
+// work-unit workload, where timers fire and re-arm constantly. A bucket
+// that starts filling with no array of its own adopts a kept one (see
+// insert), so kept arrays serve where the pool's would. They have a budget
+// of the live timers plus a floor, so that a burst that fires or is
+// cancelled for good gives its memory back (TestMemoryPerTimer,
 // TestDrainEndingInACrowd).
 func (s *store[V]) keep(b *packed.Bucket[V], slot int) {
-	if c := b.Cap(); slot >= s.keepSlots || c >= keepBelow {
+	if c := b.Cap(); !s.keepArrays || c >= keepBelow {
 		b.Release(&s.pool, s.group(slot))
-	} else {
+	} else if c > 0 {
 		s.kept[slot>>6] |= 1 << (slot & 63)
 		s.keptCap += c
 	}
 	for s.keptCap > s.pool.Live()+keptFloor {
-		s.release()
+		slot := s.unkeepAny()
+		s.buckets[slot].Release(&s.pool, s.group(slot))
 	}
 }
 
@@ -209,16 +224,16 @@ func (s *store[V]) unkeep(b *packed.Bucket[V], slot int) {
 	}
 }
 
-// release gives the array of one kept bucket back to the pool, searching
-// from where the last search stopped: O(1) amortized over the arrays kept.
-func (s *store[V]) release() {
+// unkeepAny returns a bucket that keeps an array, no longer marked as
+// keeping it, searching from where the last search stopped: O(1)
+// amortized over the arrays kept. There must be one.
+func (s *store[V]) unkeepAny() int {
 	for s.kept[s.keptFrom] == 0 {
 		s.keptFrom = (s.keptFrom + 1) % len(s.kept)
 	}
 	slot := s.keptFrom<<6 | bits.TrailingZeros64(s.kept[s.keptFrom])
-	b := &s.buckets[slot]
-	s.unkeep(b, slot)
-	b.Release(&s.pool, s.group(slot))
+	s.unkeep(&s.buckets[slot], slot)
+	return slot
 }
 
 // group returns the pool group of bucket slot: buckets that fill and drain

@@ -63,7 +63,7 @@ func (w *Wheel[V]) ready() {
 	if w.s.buckets == nil {
 		w.s.init(levelCount*levelSlots, levelBits)
 		w.s.shrinkRefills = true
-		w.s.keepSlots = levelSlots
+		w.s.keepArrays = true
 	}
 }
 

@@ -127,6 +127,17 @@ func (b *Bucket[V]) Pop(p *Pool[V]) Entry[V] {
 	return e
 }
 
+// Adopt gives the empty bucket b the array that the empty bucket from kept
+// (see Take), leaving from with none: how a wheel lends the array of a
+// slot that will not refill soon to one that fills now, without p. O(1).
+// It panics if either bucket holds entries.
+func (b *Bucket[V]) Adopt(from *Bucket[V]) {
+	if len(b.entries) != 0 || len(from.entries) != 0 {
+		panic("packed: Adopt between buckets that are not empty")
+	}
+	b.entries, from.entries = from.entries, nil
+}
+
 // Release gives the array of an empty bucket back to p. For a bucket of a
 // group whose buckets empty and refill in turn, as a wheel's slots do when
 // their timers fire or move down a level while the timers that re-arm
