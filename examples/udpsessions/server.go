@@ -138,9 +138,10 @@ func (s *server) touch(peer netip.AddrPort, now time.Time) {
 	// Any tick from the first that begins after the timeout to the last
 	// that begins within one resolution of it will do: the session never
 	// expires early nor more than a resolution late, and a packet whose
-	// range still holds the current deadline costs no wheel work.
-	earliest := s.clock.Deadline(now, s.timeout)
-	latest := s.clock.Tick(now.Add(s.timeout + s.clock.Resolution()))
+	// range still holds the current deadline costs no wheel work. Range
+	// reads now once: Tick(now.Add(timeout)) could measure a time past the
+	// year 2157 on another clock than now (TestTouchFarFuture).
+	earliest, latest := s.clock.Range(now, s.timeout)
 	s.timers.ScheduleRange(&ss.timer, earliest, latest, ss)
 }
 

@@ -13,6 +13,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/packwheel/packwheel"
+	"github.com/packwheel/packwheel/internal/monoskew"
 	"github.com/packwheel/packwheel/internal/stall"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -249,4 +251,23 @@ func TestTouchAllocs(t *testing.T) {
 		s.touch(addr, now)
 	})
 	require.Zero(t, allocs)
+}
+
+// TestTouchFarFuture is `udpsessions -timeout 1200000h -resolution 1ns`:
+// the session's deadline lies past the year 2157, where time.Time.Add
+// drops the monotonic reading, and the first packet must not panic with a
+// reversed range.
+func TestTouchFarFuture(t *testing.T) {
+	s, err := listen(config{addr: "127.0.0.1:0", timeout: 1_200_000 * time.Hour, resolution: time.Nanosecond, wheel: "hierarchical"}, io.Discard)
+	require.NoError(t, err)
+	defer s.conn.Close()
+	origin, now := monoskew.Pair(t, 2*time.Nanosecond)
+	s.clock = packwheel.NewClock(origin, time.Nanosecond)
+	addr := netip.MustParseAddrPort("127.0.0.1:5000")
+	for _, at := range []time.Time{now, now.Add(time.Nanosecond)} {
+		s.touch(addr, at)
+		earliest, latest := s.clock.Range(at, s.timeout)
+		require.GreaterOrEqual(t, s.sessions[addr].timer.Deadline(), earliest)
+		require.LessOrEqual(t, s.sessions[addr].timer.Deadline(), latest)
+	}
 }
