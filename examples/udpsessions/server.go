@@ -44,8 +44,9 @@ type server struct {
 	out      io.Writer
 }
 
-// run serves cfg until ctx is done, printing to out.
-func run(ctx context.Context, cfg config, out io.Writer) error {
+// start serves cfg, which parseFlags has checked, until ctx is done,
+// printing to out.
+func start(ctx context.Context, cfg config, out io.Writer) error {
 	s, err := listen(cfg, out)
 	if err != nil {
 		return err
@@ -55,19 +56,12 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 	return s.serve(ctx)
 }
 
-// listen checks cfg and binds its address.
+// listen binds cfg's address and sets up the server for cfg, which
+// parseFlags has checked.
 func listen(cfg config, out io.Writer) (*server, error) {
-	if cfg.timeout <= 0 || cfg.resolution <= 0 {
-		return nil, fmt.Errorf("timeout %v and resolution %v must be positive", cfg.timeout, cfg.resolution)
-	}
-	var timers packwheel.Timers[*session]
-	switch cfg.wheel {
-	case "hashed":
+	var timers packwheel.Timers[*session] = new(packwheel.Wheel[*session])
+	if cfg.wheel == "hashed" {
 		timers = packwheel.NewHashed[*session](packwheel.HashedOptions{})
-	case "hierarchical":
-		timers = new(packwheel.Wheel[*session])
-	default:
-		return nil, fmt.Errorf("unknown wheel %q: want hashed or hierarchical", cfg.wheel)
 	}
 	addr, err := net.ResolveUDPAddr("udp", cfg.addr)
 	if err != nil {
