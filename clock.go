@@ -47,8 +47,15 @@ func (c Clock) Resolution() time.Duration { return c.resolution }
 // Times before the origin map to 0, times past MaxTick to MaxTick.
 // It panics on the zero Clock. O(1), no allocation.
 func (c Clock) Tick(t time.Time) uint64 {
-	c.mustBeMade("Tick")
-	return c.floor(t.Sub(c.origin))
+	if c.resolution <= 0 {
+		panic(zeroClock + "Tick" + zeroClockHint)
+	}
+	d := t.Sub(c.origin)
+	if d <= 0 {
+		return 0
+	}
+	// At most MaxTick: d is a Duration and resolution at least 1 ns.
+	return uint64(d / c.resolution)
 }
 
 // Deadline returns the first tick that begins at or after now+after: a
@@ -56,7 +63,9 @@ func (c Clock) Tick(t time.Time) uint64 {
 // one resolution plus the caller's advance interval later. A negative
 // after means now. It panics on the zero Clock. O(1), no allocation.
 func (c Clock) Deadline(now time.Time, after time.Duration) uint64 {
-	c.mustBeMade("Deadline")
+	if c.resolution <= 0 {
+		panic(zeroClock + "Deadline" + zeroClockHint)
+	}
 	return c.ceil(c.since(now, after))
 }
 
@@ -69,7 +78,9 @@ func (c Clock) Deadline(now time.Time, after time.Duration) uint64 {
 // saturates both at MaxTick instead of wrapping around to now. A negative
 // after means now. It panics on the zero Clock. O(1), no allocation.
 func (c Clock) Range(now time.Time, after time.Duration) (earliest, latest uint64) {
-	c.mustBeMade("Range")
+	if c.resolution <= 0 {
+		panic(zeroClock + "Range" + zeroClockHint)
+	}
 	due := c.since(now, after)
 	switch {
 	case due < 0:
@@ -78,8 +89,8 @@ func (c Clock) Range(now time.Time, after time.Duration) (earliest, latest uint6
 		return MaxTick, MaxTick
 	}
 	// The tick that due+resolution falls in, without computing a sum that
-	// could overflow.
-	return c.ceil(due), min(uint64(due/c.resolution)+1, MaxTick)
+	// could overflow; at most MaxTick, as due is below the longest Duration.
+	return c.ceil(due), uint64(due/c.resolution) + 1
 }
 
 // Until returns how long after now the tick begins: how long an event loop
@@ -87,7 +98,9 @@ func (c Clock) Range(now time.Time, after time.Duration) (earliest, latest uint6
 // saturates rather than overflowing for ticks centuries away.
 // It panics on the zero Clock. O(1), no allocation.
 func (c Clock) Until(tick uint64, now time.Time) time.Duration {
-	c.mustBeMade("Until")
+	if c.resolution <= 0 {
+		panic(zeroClock + "Until" + zeroClockHint)
+	}
 	if tick > uint64(maxDuration/c.resolution) {
 		return maxDuration
 	}
@@ -108,14 +121,6 @@ func (c Clock) since(now time.Time, after time.Duration) time.Duration {
 	return addSaturating(now.Sub(c.origin), max(after, 0))
 }
 
-// floor returns the tick that d after the origin falls in.
-func (c Clock) floor(d time.Duration) uint64 {
-	if d <= 0 {
-		return 0
-	}
-	return min(uint64(d/c.resolution), MaxTick)
-}
-
 // ceil returns the first tick that begins at or after d after the origin.
 // A d of the longest Duration stands for any later time too (see since):
 // its tick is MaxTick, so that a deadline too far to compute never fires.
@@ -126,20 +131,21 @@ func (c Clock) ceil(d time.Duration) uint64 {
 	case d == maxDuration:
 		return MaxTick
 	}
+	// At most MaxTick, as d is below the longest Duration.
 	ticks := uint64(d / c.resolution)
 	if d%c.resolution != 0 {
 		ticks++
 	}
-	return min(ticks, MaxTick)
+	return ticks
 }
 
-// mustBeMade panics if c is the zero Clock, whose resolution would divide
-// by zero.
-func (c Clock) mustBeMade(method string) {
-	if c.resolution <= 0 {
-		panic("packwheel: Clock." + method + ": zero Clock; make one with NewClock")
-	}
-}
+// A zero Clock's methods panic with zeroClock + method + zeroClockHint:
+// constants, so that the check adds no call to the methods (the panic is
+// checked by TestZeroClock, the cost by BenchmarkClock).
+const (
+	zeroClock     = "packwheel: Clock."
+	zeroClockHint = ": zero Clock; make one with NewClock"
+)
 
 // addSaturating returns d+e for e >= 0, or the longest Duration if the sum
 // would overflow.

@@ -231,3 +231,41 @@ func TestClockDrivesWheel(t *testing.T) {
 		require.Equal(t, len(conns), fired)
 	})
 }
+
+// BenchmarkClock measures each Clock method, as an event loop calls them
+// once per iteration and idleconn calls Tick per tick and per connection
+// opened.
+func BenchmarkClock(b *testing.B) {
+	origin := time.Now()
+	c := NewClock(origin, time.Millisecond)
+	now := origin.Add(time.Hour)
+	var sink uint64
+	b.Run("method=Tick", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			sink += c.Tick(now)
+		}
+	})
+	b.Run("method=Deadline", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			sink += c.Deadline(now, 30*time.Second)
+		}
+	})
+	b.Run("method=Range", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			earliest, latest := c.Range(now, 30*time.Second)
+			sink += earliest + latest
+		}
+	})
+	b.Run("method=Until", func(b *testing.B) {
+		b.ReportAllocs()
+		for b.Loop() {
+			sink += uint64(c.Until(3_600_100, now))
+		}
+	})
+	if sink == 0 {
+		b.Fatal("no work")
+	}
+}
