@@ -153,7 +153,7 @@ func demo(ctx context.Context, cfg config, out io.Writer) (*results, error) {
 		case <-fleet.failed:
 			cancel()
 			fleet.wait()
-			_ = srv.stop()
+			_ = srv.stop() // the client's failure is the news
 			return nil, fleet.failure(limit)
 		case err := <-srv.done:
 			cancel()
@@ -169,6 +169,9 @@ func demo(ctx context.Context, cfg config, out io.Writer) (*results, error) {
 	fleet.wait()
 	if err := srv.stop(); err != nil {
 		return nil, err
+	}
+	if fleet.err != nil { // failed as the run ended
+		return nil, fleet.failure(limit)
 	}
 	if fleet.sources.fellBack.Load() {
 		fmt.Fprintf(out, "note: %v and the addresses after it are not local here (only 127.0.0.1 is, as on macOS): "+
