@@ -1,3 +1,5 @@
+//go:build unix
+
 // Command idledemo shows package idleconn doing its job, in one command
 // with no set-up:
 //
@@ -18,10 +20,11 @@
 // reported, not failed on: they depend on how busy the machine keeps the
 // event loops and the clients.
 //
-// It takes flags only, and exits with status 2 for a bad command line, 1
-// if the run fails: a connection closed early, a client that cannot
-// connect, the server stopping, or more file descriptors needed than
-// ulimit -n allows.
+// It runs on Unix systems (Linux, macOS, the BSDs): it binds its clients'
+// sockets itself and reads the descriptor limit. It takes flags only, and
+// exits with status 2 for a bad command line, 1 if the run fails: a
+// connection closed early, a client that cannot connect, the server
+// stopping, or more file descriptors needed than ulimit -n allows.
 package main
 
 import (
