@@ -45,8 +45,7 @@ type HashedOptions struct {
 // use. It is not safe for concurrent use; see [Timers] for the rules it
 // follows.
 type Hashed[V any] struct {
-	_     noCopy
-	s     store[V]
+	base[V]
 	slots int
 	mask  uint64
 	// A sweep starts at tick sweepFrom; sweepMin is a lower bound on the
@@ -92,6 +91,7 @@ func (w *Hashed[V]) ready() {
 	w.s.pool.SpareShift = 3
 	w.sweepFrom, w.sweepMin = w.s.now+1, math.MaxUint64
 	w.s.init(w.slots, uint8(bits.TrailingZeros(uint(w.slots)))) // one group
+	w.hashed = w
 }
 
 // Slots returns the number of buckets. O(1).
@@ -165,20 +165,6 @@ func (w *Hashed[V]) set(h *Holder, d uint64, v V, op string) {
 	w.s.place(h, b, i, int(d&w.mask), d, v)
 }
 
-// Cancel stops the timer of h and reports whether it was active. Cancelling
-// an inactive holder does nothing and returns false. O(1) amortized: a
-// bucket left a quarter full moves to a smaller array.
-//
-// It panics, before changing anything, if h is active but not in this wheel,
-// was copied, or was overwritten.
-func (w *Hashed[V]) Cancel(h *Holder) bool { return w.s.cancel(h) }
-
-// Len returns the number of active timers. O(1).
-func (w *Hashed[V]) Len() int { return w.s.pool.Live() }
-
-// Now returns the last tick whose processing has begun. O(1).
-func (w *Hashed[V]) Now() uint64 { return w.s.now }
-
 // NextExpiry returns the earliest tick at which Advance has work to do, or
 // limit if that is later; no timer fires before it. The work is firing the
 // earliest timer, unless a timer pushed back in place (see Schedule) must be
@@ -249,53 +235,11 @@ func (w *Hashed[V]) nextOccupied(from, to uint64) (uint64, bool) {
 	return 0, false
 }
 
-// Advance processes every tick up to and including to, in order, calling
-// expire with the value of each timer as it fires (a nil expire discards
-// them); during the call Now equals the timer's deadline. An Advance to a
-// tick before Now does nothing.
-// It costs O(1) per occupied bucket reached plus O(1) per timer in it, due
-// or not: empty buckets cost a bitmap test per 64, and once it has swept a
-// revolution it jumps to the earliest deadline. Once the wheel is warm (see
-// the package documentation) it allocates nothing.
-//
-// It panics if to is beyond MaxTick or if called from an expiry callback.
-func (w *Hashed[V]) Advance(to uint64, expire func(V)) {
-	s := sink[V]{fn: expire}
-	w.advance("Advance", to, math.MaxInt, &s)
-}
-
-// AdvanceLimit is Advance that fires, or moves to their bucket after they
-// were pushed back, at most n timers, so that a clump of timers cannot
-// starve the caller's loop. It reports whether it caught up with to; if
-// not, Now stays at the tick it stopped in and the next call resumes there,
-// losing and reordering nothing. It costs what Advance does for the ticks
-// it gets through: n bounds the timers fired or moved, not those compared
-// and left for a later revolution. It allocates as Advance does. It panics
-// if n <= 0.
-func (w *Hashed[V]) AdvanceLimit(to uint64, n int, expire func(V)) bool {
-	checkMax("AdvanceLimit", n)
-	s := sink[V]{fn: expire}
-	return w.advance("AdvanceLimit", to, n, &s)
-}
-
-// AppendExpired is AdvanceLimit that appends the value of each expired
-// timer to dst and returns the extended slice. Once the wheel is warm it
-// allocates only if dst runs out of capacity.
-func (w *Hashed[V]) AppendExpired(dst []V, to uint64, n int) ([]V, bool) {
-	checkMax("AppendExpired", n)
-	s := sink[V]{dst: dst, collect: true}
-	done := w.advance("AppendExpired", to, n, &s)
-	return s.dst, done
-}
-
-func (w *Hashed[V]) advance(op string, to uint64, limit int, out *sink[V]) bool {
-	checkTick(op, "to", to)
-	w.ready()
-	w.s.running.enter(op)
-	defer w.s.running.leave()
-	if to < w.s.now {
-		return true
-	}
+// walk is the hashed walk: it costs O(1) per occupied bucket reached plus
+// O(1) per timer in it, due or not; empty buckets cost a bitmap test per
+// 64, and once it has swept a revolution it jumps to the earliest deadline.
+// A bounded one stops after firing or moving limit timers.
+func (w *Hashed[V]) walk(to uint64, limit int, out *sink[V]) bool {
 	work := 0 // timers fired or moved, which limit bounds
 	if w.pending {
 		if !w.visit(w.s.now, &work, limit, out) {

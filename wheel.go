@@ -1,7 +1,6 @@
 package packwheel
 
 import (
-	"math"
 	"math/bits"
 )
 
@@ -40,8 +39,7 @@ const (
 // are allocated on first use. A Wheel must not be copied after first use. It
 // is not safe for concurrent use; see [Timers] for the rules it follows.
 type Wheel[V any] struct {
-	_ noCopy
-	s store[V]
+	base[V]
 	// cascading is the coarse bucket (plus one) whose move down a bounded
 	// advance interrupted; it is finished before anything else.
 	cascading int
@@ -65,6 +63,7 @@ func (w *Wheel[V]) ready() {
 		w.s.shrinkRefills = true
 		w.s.keepArrays = true
 		w.s.ownedBelow = levelSlots
+		w.wheel = w
 	}
 }
 
@@ -237,20 +236,6 @@ func (w *Wheel[V]) set(h *Holder, d uint64, v V, op string) {
 	w.s.place(h, b, i, w.slotFor(d), d, v)
 }
 
-// Cancel stops the timer of h and reports whether it was active. Cancelling
-// an inactive holder does nothing and returns false. O(1) amortized: a
-// bucket left a quarter full moves to a smaller array.
-//
-// It panics, before changing anything, if h is active but not in this wheel,
-// was copied, or was overwritten.
-func (w *Wheel[V]) Cancel(h *Holder) bool { return w.s.cancel(h) }
-
-// Len returns the number of active timers. O(1).
-func (w *Wheel[V]) Len() int { return w.s.pool.Live() }
-
-// Now returns the last tick whose processing has begun. O(1).
-func (w *Wheel[V]) Now() uint64 { return w.s.now }
-
 // NextExpiry returns the earliest tick at which Advance has work to do, or
 // limit if that is later; no timer fires before it. When the next work is a
 // timer in level 0, which holds the timers due within 64 ticks, the answer
@@ -307,50 +292,12 @@ func (w *Wheel[V]) next() (slot int, start uint64, ok bool) {
 	return slot, start, ok
 }
 
-// Advance processes every tick up to and including to, in order, calling
-// expire with the value of each timer as it fires (a nil expire discards
-// them); during the call Now equals the timer's deadline. An Advance to a
-// tick before Now does nothing.
-// It costs O(levels) per occupied slot reached plus O(1) per timer fired or
-// moved, however many empty ticks it crosses. Once the wheel is warm (see
-// the package documentation) it allocates nothing.
-//
-// It panics if to is beyond MaxTick or if called from an expiry callback.
-func (w *Wheel[V]) Advance(to uint64, expire func(V)) {
-	s := sink[V]{fn: expire}
-	w.advance("Advance", to, math.MaxInt, &s)
-}
-
-// AdvanceLimit is Advance that fires or moves down a level at most n
-// timers, so that neither a clump of timers nor a crowded coarse slot can
-// starve the caller's loop. It reports whether it caught up with to; if
-// not, Now stays at the tick it stopped in and the next call resumes there,
-// losing and reordering nothing. Every occupied slot it reaches gives it a
-// timer to fire or move, so it costs at most O(n·levels), amortized. It
-// allocates as Advance does. It panics if n <= 0.
-func (w *Wheel[V]) AdvanceLimit(to uint64, n int, expire func(V)) bool {
-	checkMax("AdvanceLimit", n)
-	s := sink[V]{fn: expire}
-	return w.advance("AdvanceLimit", to, n, &s)
-}
-
-// AppendExpired is AdvanceLimit that appends the value of each expired
-// timer to dst and returns the extended slice. Once the wheel is warm it
-// allocates only if dst runs out of capacity.
-func (w *Wheel[V]) AppendExpired(dst []V, to uint64, n int) ([]V, bool) {
-	checkMax("AppendExpired", n)
-	s := sink[V]{dst: dst, collect: true}
-	done := w.advance("AppendExpired", to, n, &s)
-	return s.dst, done
-}
-
-func (w *Wheel[V]) advance(op string, to uint64, limit int, out *sink[V]) bool {
-	checkTick(op, "to", to)
-	w.s.running.enter(op)
-	defer w.s.running.leave()
-	if to < w.s.now {
-		return true
-	}
+// walk is the hierarchical walk: it costs O(levels) per occupied slot
+// reached plus O(1) per timer fired or moved, however many empty ticks it
+// crosses, and a bounded one fires or moves down a level at most limit
+// timers, with every occupied slot it reaches giving it one, so
+// O(limit·levels) at most.
+func (w *Wheel[V]) walk(to uint64, limit int, out *sink[V]) bool {
 	work := 0 // timers fired or moved, which limit bounds
 	if w.cascading != 0 {
 		if !w.cascade(w.cascading-1, &work, limit) {
