@@ -81,19 +81,19 @@ func (w *Wheel[V]) check() error {
 	now := w.s.now
 	if c := w.cascading - 1; c >= 0 {
 		// A slot half moved down is a coarse one that came due at now.
-		shift := uint(c>>levelBits) * levelBits
-		if c < levelSlots || now&(1<<shift-1) != 0 || int(now>>shift)&(levelSlots-1) != c&(levelSlots-1) {
+		l := levelOf(c)
+		if l == 0 || now&(1<<levelShift(l)-1) != 0 || bucketOf(l, indexOf(now, l)) != c {
 			return fmt.Errorf("bucket %d marked half moved at now %d", c, now)
 		}
 	}
 	return checkStore(&w.s, func(slot int, e *packed.Entry[V]) error {
-		l, s := slot>>levelBits, slot&(levelSlots-1)
-		shift := uint(l * levelBits)
+		l := levelOf(slot)
+		s := slot - bucketOf(l, 0)
 		d := e.Deadline
-		pos := int(now>>shift) & (levelSlots - 1)
-		ahead := d>>shift - now>>shift // blocks after now's
+		pos := indexOf(now, l)
+		ahead := blockOf(d, l) - blockOf(now, l) // blocks after now's
 		switch {
-		case int(d>>shift)&(levelSlots-1) != s:
+		case indexOf(d, l) != s:
 			return fmt.Errorf("level %d slot %d holds the wrong digit", l, s)
 		case l == 0 && d-now >= levelSlots:
 			return fmt.Errorf("level 0 holds a deadline 64 ticks or more away")
@@ -107,7 +107,7 @@ func (w *Wheel[V]) check() error {
 			if d < now || ahead != 0 {
 				return fmt.Errorf("level %d slot %d, half moved, holds a deadline outside it", l, s)
 			}
-		case ahead == 0 && w.cascading != 0 && l < (w.cascading-1)>>levelBits:
+		case ahead == 0 && w.cascading != 0 && l < levelOf(w.cascading-1):
 			// Due at now too, after the coarser slot a bounded advance
 			// left half moved.
 		case ahead == 0 || ahead >= levelSlots:
@@ -123,9 +123,9 @@ func (w *Wheel[V]) check() error {
 func (w *Wheel[V]) nextWork() uint64 {
 	least := uint64(math.MaxUint64)
 	for slot := range w.s.buckets {
-		shift := uint(slot>>levelBits) * levelBits
+		l := levelOf(slot)
 		for _, e := range w.s.buckets[slot].Entries() {
-			least = min(least, max(w.s.now, e.Deadline>>shift<<shift))
+			least = min(least, max(w.s.now, blockOf(e.Deadline, l)<<levelShift(l)))
 		}
 	}
 	return least

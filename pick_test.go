@@ -52,7 +52,7 @@ func TestMovesCounted(t *testing.T) {
 		want := moves(now, d)
 		count := 0
 		for h.Active() {
-			level := int(h.link.Slot-1) >> levelBits
+			level := levelOf(int(h.link.Slot) - 1)
 			w.AdvanceLimit(d, 1, nil)
 			if h.Active() && int(h.link.Slot-1)>>levelBits != level {
 				count++

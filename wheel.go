@@ -4,21 +4,9 @@ import (
 	"math/bits"
 )
 
-// The hierarchical wheel has levels of 64 slots; level L slot s holds timers
-// whose deadline's L-th base-64 digit is s. Each level is a ring: level L
-// holds the timers due in the 63 blocks of 64^L ticks after the current
-// one, and level 0 the next 64 ticks. Eleven levels cover every bit of a
-// 64-bit tick, so no deadline is ever out of range or needs an overflow
-// list, and every timer fires at its exact tick.
-const (
-	levelBits  = 6
-	levelSlots = 1 << levelBits
-	levelCount = (64 + levelBits - 1) / levelBits
-)
-
 // Wheel is a hierarchical timer wheel: 11 levels of 64 slots, each level 64
-// times coarser than the one below, with one 64-bit occupancy bitmap per
-// level. Every level is a ring of the blocks after Now's: a timer due within
+// times coarser than the one below (the table in level.go gives each
+// level's reach), with one 64-bit occupancy bitmap per level. Every level is a ring of the blocks after Now's: a timer due within
 // 64 ticks goes straight to level 0, a ring of exact ticks, and a later one
 // to the lowest level whose ring reaches it, found in O(1) from the highest
 // bit of its distance with math/bits. As time reaches a coarse slot, its
@@ -67,37 +55,12 @@ func (w *Wheel[V]) ready() {
 	}
 }
 
-// levelFor returns the level at which a deadline d >= now is placed when the
-// wheel is at tick now: the lowest whose ring reaches it. Level 0 is a ring
-// of the 64 ticks from now; a coarser level L is a ring of the 63 blocks of
-// 64^L ticks after now's block, and a block lands in slot block%64. The
-// level is that of the highest bit of d-now, or the one above when d lies
-// exactly 64 blocks on: O(1).
-//
-// The textbook choice, the highest base-64 digit in which now and d differ,
-// places by digits alone, so every timer whose short delay crosses a
-// boundary of a coarse block is sent to the coarser level: ahead of each
-// crossing of a 4096-tick boundary, a server re-arming 100-tick timeouts
-// would pile all of them into one level-2 slot and then move them all down
-// on a single tick, and one 64 ticks away would climb a level for half of
-// them. By distance, a delay sets the level and a timer never climbs one
-// for a boundary.
-func levelFor(now, d uint64) int {
-	diff := d - now
-	if diff < levelSlots {
-		return 0
-	}
-	l := (bits.Len64(diff) - 1) / levelBits
-	if shift := uint(l * levelBits); d>>shift-now>>shift >= levelSlots {
-		l++
-	}
-	return l
-}
-
 // slotFor returns the bucket a deadline d >= now belongs in.
 func (w *Wheel[V]) slotFor(d uint64) int {
 	l := levelFor(w.s.now, d)
+	// bucketOf(l, indexOf(d, l)), spelled out to stay inlinable.
 	return l<<levelBits | int(d>>(l*levelBits)&(levelSlots-1))
+
 }
 
 // Schedule sets the timer of h to fire at tick deadline with value v; a
@@ -181,13 +144,13 @@ func (w *Wheel[V]) pick(lo, hi uint64) uint64 {
 	best, fewest := hi, moves(now, hi)
 	for l := range levelCount {
 		x := hi
-		if shift := uint(l * levelBits); hi>>shift-now>>shift >= levelSlots {
-			x = (now>>shift+levelSlots)<<shift - 1 // the end of level l's ring
+		if blockOf(hi, l)-blockOf(now, l) >= levelSlots {
+			x = (blockOf(now, l)+levelSlots)<<levelShift(l) - 1 // the end of level l's ring
 		}
 		for k := 1; k < levelCount && x >= lo && fewest > 0; k++ {
 			// Clear digits 1..k-1; digit 0 costs no move, so make it as
 			// late as x allows.
-			c := min(x, x&^(uint64(1)<<(k*levelBits)-1)|(levelSlots-1))
+			c := min(x, x&^(uint64(1)<<levelShift(k)-1)|(levelSlots-1))
 			if c < lo {
 				break
 			}
@@ -211,7 +174,7 @@ func moves(now, d uint64) int {
 	}
 	n := 1
 	for k := 1; k < l; k++ {
-		if d>>(k*levelBits)&(levelSlots-1) != 0 {
+		if indexOf(d, k) != 0 {
 			n++
 		}
 	}
@@ -273,20 +236,20 @@ func (w *Wheel[V]) next() (slot int, start uint64, ok bool) {
 		if occ == 0 {
 			continue
 		}
-		shift := uint(l * levelBits)
+		shift := levelShift(l)
 		// A coarse slot of now's own block is due now, and can hold
 		// timers only when now starts that block: a bounded advance
 		// stopped there, or a coarser slot of the same tick went first.
-		if ok && now&(1<<shift-1) != 0 && (now>>shift+1)<<shift > start {
+		if ok && now&(1<<shift-1) != 0 && (blockOf(now, l)+1)<<shift > start {
 			break
 		}
 		// Bit i of the rotated map is the slot of the i-th block after
 		// now's; now's own slot at level 0 holds timers of tick now that a
 		// bounded advance left.
-		pos := int(now>>shift) & (levelSlots - 1)
+		pos := indexOf(now, l)
 		i := bits.TrailingZeros64(bits.RotateLeft64(occ, -pos))
-		if c := max(now, (now>>shift+uint64(i))<<shift); !ok || c <= start {
-			slot, start, ok = l<<levelBits|(pos+i)&(levelSlots-1), c, true
+		if c := max(now, (blockOf(now, l)+uint64(i))<<shift); !ok || c <= start {
+			slot, start, ok = bucketOf(l, (pos+i)&(levelSlots-1)), c, true
 		}
 	}
 	return slot, start, ok
@@ -401,7 +364,7 @@ const presizeFrom = 64
 // the whole slot moves in one call, so that AdvanceLimit still bounds the
 // work of one call.
 func (w *Wheel[V]) presize(slot int) {
-	below := slot &^ (levelSlots - 1) // the first slot of the slot's level
+	below := bucketOf(levelOf(slot), 0) // the first slot of the slot's level
 	var count [(levelCount - 1) * levelSlots]int32
 	for _, e := range w.s.buckets[slot].Entries() {
 		if to := w.slotFor(e.Deadline); to < below {
