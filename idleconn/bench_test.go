@@ -82,7 +82,7 @@ var trafficPaths = []struct {
 	path func(h *Handler, c gnet.Conn)
 }{
 	// lazy: stamp the epoch; the timer is re-armed when it fires.
-	{"lazy", (*Handler).stamp},
+	{"lazy", func(h *Handler, c gnet.Conn) { h.stamp(c) }},
 	// eager: reschedule the timer on every read.
 	{"eager", func(h *Handler, c gnet.Conn) {
 		if s := h.table.lookup(c.Fd()); s != nil {

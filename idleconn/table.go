@@ -9,27 +9,40 @@ import (
 )
 
 // slot is the reaper's state for one file descriptor: the connection that
-// holds it, if tracked, and that connection's timer. A slot is one cache
-// line, so loops tracking neighbouring descriptors never write to the same
-// line, and the data path touches nothing else.
+// holds it, if tracked, its timer and its limits. A slot is two cache
+// lines, aligned, so loops tracking neighbouring descriptors never write to
+// the same line. The data path touches only the first line (owner, last
+// and stall); the second holds the rest of the per-connection limits and
+// stamps, read when the timer fires or a limit changes. TestSlotLayout guards the layout.
 //
 // owner is the loop that tracks the descriptor's connection, or nil. Only
 // that loop's goroutine reads or writes the other fields. When a descriptor
 // is closed on one loop and reused on another, the first loop's Store(nil)
 // and the second's Load (which sees it) order their accesses.
+//
+// last and since are stamps: an epoch of the owner (the event came after
+// the refresh of that epoch began and before the next one did) until the
+// timer's next firing settles them into a tick (lastAt, sinceAt) while the
+// owner's ring still remembers that next refresh; settled marks them so.
 type slot struct {
 	owner atomic.Pointer[loop]
-	// last is the owner's epoch when the connection last received data:
-	// the data came after the refresh of that epoch began and before the
-	// next one did. It is noData until the first data.
-	last  uint64
+	last  uint64 // stamp of the latest data, or of the open or SetIdleTimeout
 	born  uint64 // tick of the open
 	timer packwheel.Holder
 	c     gnet.Conn
-	_     [8]byte
+	// Limits in ticks, counted like config.idleTicks; 0 turns one off.
+	// OnTraffic reads stall, so it shares the first line.
+	stall, idle, life uint64
+
+	lastAt   uint64 // last settled: the data came before the end of this tick
+	sinceAt  uint64 // since settled
+	since    uint64 // stamp of the latest write progress, while pend > 0
+	pend     int    // outbound bytes pending when last looked; 0 for none
+	deadline uint64 // first tick at or after the deadline; 0 for none
+	_        [8]byte
 }
 
-// chunkBits sets how many slots a chunk holds: 1024, 64 KiB, which the Go
+// chunkBits sets how many slots a chunk holds: 1024, 128 KiB, which the Go
 // allocator places on its own pages, so every slot is line-aligned.
 const chunkBits = 10
 
@@ -87,4 +100,13 @@ func (t *fdTable) reset() {
 	t.mu.Lock()
 	defer t.mu.Unlock()
 	t.dir.Store(nil)
+}
+
+// chunks returns the chunks made so far, nil where none was. The slice
+// must not be modified. Safe from any goroutine; no allocation.
+func (t *fdTable) chunks() []*chunk {
+	if d := t.dir.Load(); d != nil {
+		return *d
+	}
+	return nil
 }
