@@ -227,6 +227,11 @@ func (l *loop) expire(s *slot, now uint64) bool {
 	}
 	due, why := l.due(s, now)
 	if due > now {
+		if s.stall != 0 && s.pend != 0 {
+			// Look again at the next tick: a drain must be seen when it
+			// comes, for the stall to count from it.
+			due = now + 1
+		}
 		l.arm(s, due, now)
 		return false
 	}
@@ -325,7 +330,7 @@ func (l *loop) watchOutput(s *slot, now uint64) {
 		s.pend = 0
 	case s.pend == 0 || p < s.pend:
 		s.pend, s.since = p, l.stampNow()
-		l.arm(s, now+1+s.stall, now)
+		l.arm(s, now+1, now) // expire looks each tick while data is pending
 	default:
 		s.pend = p
 	}
