@@ -97,8 +97,9 @@ func (h *Handler) OnTick() (time.Duration, gnet.Action) {
 
 // CloseIdle closes, on each event loop, every tracked connection idle for
 // at least d: one that has received nothing for d (counted like the idle
-// timeout, so from SetIdleTimeout too), has no outbound data pending and no
-// deadline set, that is, one between requests. It serves graceful
+// timeout, so from SetIdleTimeout too, and known to within Resolution: one
+// idle for less than d+Resolution may be spared), has no outbound data
+// pending and no deadline set, that is, one between requests. It serves graceful
 // shutdown (CloseIdle(0) closes every connection not busy) and load
 // shedding. Safe from any goroutine: it only asks each loop, through
 // EventLoop.Execute, and returns before the loops have run it; calls that

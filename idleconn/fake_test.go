@@ -53,15 +53,15 @@ type fakeConn struct {
 	loop  *fakeLoop
 	open  bool
 	ctx   any
-	reads int // counted by benchmarks, as gnet points c.buffer at new data
-	out   int // outbound bytes pending
+	reads int32 // counted by benchmarks, as gnet points c.buffer at new data
+	out   int32 // outbound bytes pending
 }
 
 func (c *fakeConn) Fd() int                   { return c.fd }
 func (c *fakeConn) EventLoop() gnet.EventLoop { return c.loop }
 func (c *fakeConn) Context() any              { return c.ctx }
 func (c *fakeConn) SetContext(v any)          { c.ctx = v }
-func (c *fakeConn) OutboundBuffered() int     { return c.out }
+func (c *fakeConn) OutboundBuffered() int     { return int(c.out) }
 func (c *fakeConn) LocalAddr() net.Addr       { return fakeAddr }
 
 // fakeAddr is every fake connection's local address: a TCP one.

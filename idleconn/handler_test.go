@@ -93,9 +93,9 @@ func TestFdReuse(t *testing.T) {
 	fresh := openFake(f.h, l, 7)
 	s := f.slot(fresh)
 	require.NotNil(t, s)
-	require.Equal(t, f.h.clock.Tick(f.clk.t), s.born, "the new connection's open time is its own")
+	require.Equal(t, f.h.clock.Tick(f.clk.t), s.lim().born, "the new connection's open time is its own")
 	require.Equal(t, uint64(stampSettled), s.last, "the new connection has received nothing")
-	require.Equal(t, s.born, s.lastAt, "it is idle since its open")
+	require.Equal(t, s.lim().born, s.lim().lastAt, "it is idle since its open")
 	f.h.OnTraffic(old) // a stale event for the old connection touches nothing
 	f.advance(90*time.Millisecond, l)
 	require.True(t, fresh.open, "closed before its own timeout")

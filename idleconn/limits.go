@@ -32,7 +32,7 @@ func (h *Handler) SetIdleTimeout(c gnet.Conn, d time.Duration) bool {
 	if s == nil {
 		return false
 	}
-	s.idle = ticks
+	s.lim().idle = ticks
 	if ticks != 0 {
 		s.last = l.stampNow()
 		h.rearm(s, l)
@@ -50,12 +50,12 @@ func (h *Handler) SetDeadline(c gnet.Conn, t time.Time) bool {
 	if s == nil {
 		return false
 	}
-	s.deadline = 0
+	s.lim().deadline = 0
 	if !t.IsZero() {
 		// The first tick that begins at or after t: never early. Tick 0
 		// is the clock's origin, so a deadline there is one already past
 		// and moves to tick 1, 0 meaning none.
-		s.deadline = max(h.clock.Deadline(t, 0), 1)
+		s.lim().deadline = max(h.clock.Deadline(t, 0), 1)
 		h.rearm(s, l)
 	}
 	return true
@@ -75,7 +75,7 @@ func (h *Handler) SetWriteStallTimeout(c gnet.Conn, d time.Duration) bool {
 	if s == nil {
 		return false
 	}
-	s.stall, s.pend = ticks, 0
+	s.stall, s.lim().pend = ticks, 0
 	if ticks != 0 {
 		l.watchOutput(s, h.clock.Tick(h.now()))
 	}
@@ -93,7 +93,7 @@ func (h *Handler) SetMaxLifetime(c gnet.Conn, d time.Duration) bool {
 	if s == nil {
 		return false
 	}
-	s.life = ticks
+	s.lim().life = ticks
 	h.rearm(s, l)
 	return true
 }

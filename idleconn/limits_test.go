@@ -428,7 +428,7 @@ func TestLimitsMisuse(t *testing.T) {
 	f := newFakeServer(t, &nopHandler{}, limitOpts)
 	l := f.loop()
 	c := openFake(f.h, l, 3)
-	before := *f.slot(c)
+	before, beforeLim := *f.slot(c), *f.slot(c).lim()
 	for _, tc := range []struct {
 		msg  string
 		call func()
@@ -439,9 +439,8 @@ func TestLimitsMisuse(t *testing.T) {
 		{"idleconn: CloseIdle: negative duration -1s", func() { f.h.CloseIdle(-time.Second) }},
 	} {
 		require.PanicsWithValue(t, tc.msg, tc.call)
-		require.Equal(t, before.idle, f.slot(c).idle)
+		require.Equal(t, beforeLim, *f.slot(c).lim())
 		require.Equal(t, before.stall, f.slot(c).stall)
-		require.Equal(t, before.life, f.slot(c).life)
 		require.Equal(t, before.timer.Deadline(), f.slot(c).timer.Deadline())
 		require.Empty(t, l.queued)
 	}
@@ -496,7 +495,7 @@ func TestLimitsZeroAllocs(t *testing.T) {
 		"SetWriteStallTimeout": func() { f.h.SetWriteStallTimeout(c, time.Duration(i%3)*time.Second) },
 		"SetMaxLifetime":       func() { f.h.SetMaxLifetime(c, time.Duration(i%3)*time.Second) },
 		"Touch":                func() { f.h.Touch(c) },
-		"OnTraffic with stall": func() { c.out = i % 3 * 100; f.h.OnTraffic(c) },
+		"OnTraffic with stall": func() { c.out = int32(i % 3 * 100); f.h.OnTraffic(c) },
 	} {
 		call() // warm
 		assert.Zero(t, testing.AllocsPerRun(1000, func() { i++; call() }), name)

@@ -114,11 +114,14 @@ func (l *loop) track(c gnet.Conn, s *slot, now uint64) {
 			"a handler wrapping idleconn.Handler must pass OnClose on", c.Fd()))
 	}
 	// The open came before the end of tick now: idle since then.
-	s.c, s.born = c, now
-	s.last, s.lastAt = stampSettled, now
-	s.since, s.sinceAt, s.pend = stampSettled, 0, 0
-	s.deadline = 0
-	s.idle, s.stall, s.life = l.cfg.idleTicks, l.cfg.stallTicks, l.cfg.lifeTicks
+	s.c, s.last, s.stall = c, stampSettled, l.cfg.stallTicks
+	*s.lim() = limits{
+		born:   now,
+		lastAt: now,
+		since:  stampSettled,
+		idle:   l.cfg.idleTicks,
+		life:   l.cfg.lifeTicks,
+	}
 	due, _ := l.due(s, now)
 	l.arm(s, due, now)
 	s.owner.Store(l)
@@ -220,14 +223,15 @@ func (l *loop) expire(s *slot, now uint64) bool {
 		// the engine is stopping, and will close everything itself.
 		return false
 	}
-	l.settle(&s.last, &s.lastAt)
-	l.settle(&s.since, &s.sinceAt)
+	m := s.lim()
+	l.settle(&s.last, &m.lastAt)
+	l.settle(&m.since, &m.sinceAt)
 	if s.stall != 0 {
 		l.watchOutput(s, now)
 	}
 	due, why := l.due(s, now)
 	if due > now {
-		if s.stall != 0 && s.pend != 0 {
+		if s.stall != 0 && m.pend != 0 {
 			// Look again at the next tick: a drain must be seen when it
 			// comes, for the stall to count from it.
 			due = now + 1
@@ -260,20 +264,21 @@ func (l *loop) reap(s *slot, why Reason) {
 // and 0 if every limit is off. On a tie idle wins, then the deadline, the
 // write stall and the lifetime.
 func (l *loop) due(s *slot, now uint64) (uint64, Reason) {
+	m := s.lim()
 	due, why := packwheel.MaxTick, Reason(0)
-	if s.idle != 0 {
-		due, why = l.stampDue(s.last, s.lastAt, s.idle, now), Idle
+	if m.idle != 0 {
+		due, why = l.stampDue(s.last, m.lastAt, m.idle, now), Idle
 	}
-	if s.deadline != 0 && s.deadline < due {
-		due, why = s.deadline, Deadline
+	if m.deadline != 0 && m.deadline < due {
+		due, why = m.deadline, Deadline
 	}
-	if s.stall != 0 && s.pend != 0 {
-		if d := l.stampDue(s.since, s.sinceAt, s.stall, now); d < due {
+	if s.stall != 0 && m.pend != 0 {
+		if d := l.stampDue(m.since, m.sinceAt, s.stall, now); d < due {
 			due, why = d, WriteStall
 		}
 	}
-	if s.life != 0 && s.born+s.life < due {
-		due, why = s.born+s.life, Lifetime
+	if m.life != 0 && m.born+m.life < due {
+		due, why = m.born+m.life, Lifetime
 	}
 	return due, why
 }
@@ -324,15 +329,15 @@ func (l *loop) settle(stamp, at *uint64) {
 // some began pending, or some drained since it last looked, the write stall
 // timeout counts from now. O(1).
 func (l *loop) watchOutput(s *slot, now uint64) {
-	p := s.c.OutboundBuffered()
+	m, p := s.lim(), s.c.OutboundBuffered()
 	switch {
 	case p == 0:
-		s.pend = 0
-	case s.pend == 0 || p < s.pend:
-		s.pend, s.since = p, l.stampNow()
+		m.pend = 0
+	case m.pend == 0 || p < m.pend:
+		m.pend, m.since = p, l.stampNow()
 		l.arm(s, now+1, now) // expire looks each tick while data is pending
 	default:
-		s.pend = p
+		m.pend = p
 	}
 }
 
@@ -345,12 +350,12 @@ func (l *loop) shed(d time.Duration, now uint64) {
 		if ch == nil {
 			continue
 		}
-		for i := range ch {
-			s := &ch[i]
-			if s.owner.Load() != l || s.deadline != 0 || s.c.OutboundBuffered() != 0 {
+		for i := range ch.slots {
+			s := &ch.slots[i]
+			if s.owner.Load() != l || s.lim().deadline != 0 || s.c.OutboundBuffered() != 0 {
 				continue
 			}
-			if ticks != 0 && l.stampDue(s.last, s.lastAt, ticks, now) > now {
+			if ticks != 0 && l.stampDue(s.last, s.lim().lastAt, ticks, now) > now {
 				continue
 			}
 			l.reap(s, Shed)

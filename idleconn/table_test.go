@@ -7,19 +7,20 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestSlotLayout checks the layout the data path relies on: a slot per two
-// cache lines, in chunks the allocator aligns to pages, with what the data
-// path touches in the first line.
+// TestSlotLayout checks the layout the data path relies on: a slot per
+// cache line holding all it touches, in chunks the allocator aligns to
+// pages, and a connection's limits in a line of their own.
 func TestSlotLayout(t *testing.T) {
-	require.Equal(t, uintptr(128), unsafe.Sizeof(slot{}))
-	var s0 slot
-	for _, off := range []uintptr{unsafe.Offsetof(s0.owner), unsafe.Offsetof(s0.last), unsafe.Offsetof(s0.stall)} {
-		require.LessOrEqual(t, off+8, uintptr(64))
-	}
+	require.Equal(t, uintptr(64), unsafe.Sizeof(slot{}), "the data path's line")
+	require.Equal(t, uintptr(64), unsafe.Sizeof(limits{}), "the limits' line")
+	ch := new(chunk)
+	require.Same(t, &ch.lims[7], ch.slots[7].lim())
+	require.Same(t, &ch.lims[1023], ch.slots[1023].lim())
 	var tab fdTable
 	require.Nil(t, tab.lookup(5))
 	s := tab.get(5000)
-	require.Zero(t, uintptr(unsafe.Pointer(s))%128)
+	require.Zero(t, uintptr(unsafe.Pointer(s))%64)
+	require.Zero(t, uintptr(unsafe.Pointer(s.lim()))%64)
 	require.Same(t, s, tab.lookup(5000))
 	require.Nil(t, tab.lookup(5), "chunks are made only for descriptors in use")
 	require.Nil(t, tab.lookup(-1))
