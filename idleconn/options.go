@@ -64,9 +64,13 @@ type Options struct {
 	// once: one opened beyond it is closed at once in OnOpen, before the
 	// wrapped handler hears of it (neither its OnOpen nor its OnClose is
 	// called), counted in Stats.Refused and passed to OnRefuse. Set it
-	// below the process's descriptor limit (ulimit -n) minus the
-	// descriptors the process needs for anything else, so that gnet never
-	// fails an accept, which stops its whole engine. Zero means no limit.
+	// so that gnet never fails an accept, which stops its whole engine:
+	// below the process's descriptor limit (ulimit -n), less the
+	// descriptors the process holds for anything else, less the largest
+	// burst of connections arriving at once (up to the listen backlog,
+	// net.core.somaxconn), since gnet's main reactor accepts every
+	// connection waiting before an event loop's OnOpen can refuse one.
+	// Zero means no limit.
 	MaxConns int
 
 	// OnRefuse, if not nil, is called with each connection MaxConns
