@@ -67,7 +67,9 @@ func (h *Handler) SetDeadline(c gnet.Conn, t time.Time) bool {
 // counts from when a look at c's outbound buffer (in OnTraffic, when c's
 // timer fires, or in this call) first finds it, and any drain seen at such
 // a look restarts the count: data written outside OnTraffic is seen at the
-// next of those. It panics, with a message starting "idleconn: ", if d is
+// next of those. While data is pending the connection's timer fires each
+// tick (a quarter of Resolution) to look, so that the count restarts at
+// the drain itself (TestWriteStall). It panics, with a message starting "idleconn: ", if d is
 // negative, before changing anything.
 func (h *Handler) SetWriteStallTimeout(c gnet.Conn, d time.Duration) bool {
 	ticks := h.limit("SetWriteStallTimeout", d)
