@@ -42,6 +42,10 @@ type loop struct {
 
 	wheel packwheel.Timers[*slot]
 	batch []*slot
+	// tw holds the loop's Timers, armed by the application for any time
+	// ahead, so a hierarchical wheel, whose buckets cover any deadline.
+	tw      packwheel.Wheel[*Timer]
+	twBatch []*Timer
 
 	// refusing is the connection OnOpen is refusing for MaxConns, from its
 	// OnOpen to its OnClose, which gnet calls at once.
@@ -75,6 +79,8 @@ func newLoop(h *Handler, el gnet.EventLoop) *loop {
 		ring:  make([]uint64, h.cfg.ringSize),
 		mask:  uint64(h.cfg.ringSize - 1),
 		batch: make([]*slot, 0, reapBatch),
+		// Made here so that firing timers never allocates.
+		twBatch: make([]*Timer, 0, reapBatch),
 	}
 	if h.cfg.wheel == Hierarchical {
 		l.wheel = new(packwheel.Wheel[*slot])
@@ -153,6 +159,13 @@ func (l *loop) arm(s *slot, due, now uint64) {
 	}
 	l.wheel.Schedule(&s.timer, due, s)
 	l.timers.Store(int64(l.wheel.Len()))
+	l.wantBy(due)
+}
+
+// wantBy makes sure the driver runs the loop by tick due: it publishes due
+// as the loop's next and wakes the driver, if it is earlier than the next
+// the loop published.
+func (l *loop) wantBy(due uint64) {
 	if due < l.next.Load() {
 		l.next.Store(due)
 		l.h.nudge()
@@ -197,9 +210,27 @@ func (l *loop) Run(context.Context) error {
 			break
 		}
 	}
+	l.runTimers(now)
 	l.timers.Store(int64(l.wheel.Len()))
-	l.next.Store(l.wheel.NextExpiry(packwheel.MaxTick))
+	l.next.Store(min(l.wheel.NextExpiry(packwheel.MaxTick), l.tw.NextExpiry(packwheel.MaxTick)))
 	return nil
+}
+
+// runTimers fires the loop's Timers due by tick now, a batch at a time,
+// and comes back for the rest after gnet has served the I/O waiting.
+func (l *loop) runTimers(now uint64) {
+	if l.tw.Len() == 0 || l.stopped.Load() {
+		return
+	}
+	batch, done := l.tw.AppendExpired(l.twBatch[:0], now, reapBatch)
+	for _, t := range batch {
+		l.fireTimer(t)
+	}
+	clear(batch)
+	l.twBatch = batch[:0]
+	if !done {
+		l.dispatch()
+	}
 }
 
 // dispatch queues the runnable on the loop unless it is already queued.
