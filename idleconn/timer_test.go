@@ -3,7 +3,12 @@ package idleconn
 import (
 	"bufio"
 	"context"
+	"fmt"
+	"io"
 	"net"
+	"os"
+	"os/exec"
+	"strings"
 	"testing"
 	"time"
 
@@ -253,4 +258,62 @@ func TestTimerNetwork(t *testing.T) {
 	case <-time.After(2 * time.Second):
 		t.Fatal("the loop timer did not fire five times")
 	}
+}
+
+// envTimerPanic makes TestTimerPanic's child serve and panic.
+const envTimerPanic = "IDLECONN_TIMER_PANIC"
+
+// panicServer arms, for each connection's first data, a timer whose
+// function panics.
+type panicServer struct {
+	echoServer
+	h *Handler
+}
+
+func (s *panicServer) OnTraffic(c gnet.Conn) gnet.Action {
+	_, _ = c.Next(-1)
+	s.h.ConnTimer(c, new(Timer), 10*time.Millisecond, 0, func(gnet.Conn) { panic("boom from a timer") })
+	return gnet.None
+}
+
+// TestTimerPanic checks, in a child process, that a timer function that
+// panics does what a gnet handler that panics does: gnet recovers neither,
+// and the process exits with the panic.
+func TestTimerPanic(t *testing.T) {
+	if os.Getenv(envTimerPanic) != "" {
+		s := &panicServer{}
+		h, err := New(s, Options{Timeout: 5 * time.Second})
+		require.NoError(t, err)
+		s.h = h
+		addr := serve(t, &s.echoServer, h, 1)
+		fmt.Println("ADDR", addr)
+		time.Sleep(10 * time.Second) // the panic ends the process first
+		return
+	}
+	cmd := exec.CommandContext(t.Context(), os.Args[0], "-test.run=^TestTimerPanic$")
+	cmd.Env = append(os.Environ(), envTimerPanic+"=1")
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	out, err := cmd.StdoutPipe()
+	require.NoError(t, err)
+	require.NoError(t, cmd.Start())
+	sc := bufio.NewScanner(out)
+	var addr string
+	for sc.Scan() {
+		if a, ok := strings.CutPrefix(sc.Text(), "ADDR "); ok {
+			addr = a
+			break
+		}
+	}
+	require.NotEmpty(t, addr, "the child did not serve: %s", &stderr)
+	c, err := net.Dial("tcp", addr)
+	require.NoError(t, err)
+	defer c.Close()
+	_, err = c.Write([]byte("x"))
+	require.NoError(t, err)
+	go func() { _, _ = io.Copy(io.Discard, out) }()
+	err = cmd.Wait()
+	var exit *exec.ExitError
+	require.ErrorAs(t, err, &exit)
+	require.Contains(t, stderr.String(), "panic: boom from a timer")
 }
