@@ -186,7 +186,7 @@ func (h *Handler) stamp(c gnet.Conn) *slot {
 func (h *Handler) watchTraffic(s *slot, c gnet.Conn) gnet.Action {
 	l := s.owner.Load()
 	now := l.ring[l.epoch&l.mask]
-	if s.lim().pend != 0 {
+	if s.pend != 0 {
 		l.watchOutput(s, now)
 	}
 	action := h.user.OnTraffic(c)

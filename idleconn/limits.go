@@ -77,7 +77,7 @@ func (h *Handler) SetWriteStallTimeout(c gnet.Conn, d time.Duration) bool {
 	if s == nil {
 		return false
 	}
-	s.stall, s.lim().pend = ticks, 0
+	s.stall, s.pend = ticks, 0
 	if ticks != 0 {
 		l.watchOutput(s, h.clock.Tick(h.now()))
 	}

@@ -120,7 +120,7 @@ func (l *loop) track(c gnet.Conn, s *slot, now uint64) {
 			"a handler wrapping idleconn.Handler must pass OnClose on", c.Fd()))
 	}
 	// The open came before the end of tick now: idle since then.
-	s.c, s.last, s.stall = c, stampSettled, l.cfg.stallTicks
+	s.c, s.last, s.stall, s.pend = c, stampSettled, l.cfg.stallTicks, 0
 	*s.lim() = limits{
 		born:   now,
 		lastAt: now,
@@ -262,7 +262,7 @@ func (l *loop) expire(s *slot, now uint64) bool {
 	}
 	due, why := l.due(s, now)
 	if due > now {
-		if s.stall != 0 && m.pend != 0 {
+		if s.stall != 0 && s.pend != 0 {
 			// Look again at the next tick: a drain must be seen when it
 			// comes, for the stall to count from it.
 			due = now + 1
@@ -303,7 +303,7 @@ func (l *loop) due(s *slot, now uint64) (uint64, Reason) {
 	if m.deadline != 0 && m.deadline < due {
 		due, why = m.deadline, Deadline
 	}
-	if s.stall != 0 && m.pend != 0 {
+	if s.stall != 0 && s.pend != 0 {
 		if d := l.stampDue(m.since, m.sinceAt, s.stall, now); d < due {
 			due, why = d, WriteStall
 		}
@@ -363,12 +363,12 @@ func (l *loop) watchOutput(s *slot, now uint64) {
 	m, p := s.lim(), s.c.OutboundBuffered()
 	switch {
 	case p == 0:
-		m.pend = 0
-	case m.pend == 0 || p < m.pend:
-		m.pend, m.since = p, l.stampNow()
+		s.pend = 0
+	case s.pend == 0 || p < s.pend:
+		s.pend, m.since = p, l.stampNow()
 		l.arm(s, now+1, now) // expire looks each tick while data is pending
 	default:
-		m.pend = p
+		s.pend = p
 	}
 }
 

@@ -11,7 +11,7 @@ import (
 
 // slot is the reaper's state for one file descriptor that the data path
 // touches: the connection that holds it, if tracked, the stamp of its
-// latest data and whether a write stall timeout is on; and its timer. A
+// latest data, its write stall timeout and pending output; and its timer. A
 // slot is one cache line, so loops tracking neighbouring descriptors never
 // write to the same line, and the data path reads no other. The rest of a
 // connection's state, its limits, lives in a second line at a fixed
@@ -32,9 +32,9 @@ type slot struct {
 	// it so. It stamps the latest data, or the open, or SetIdleTimeout.
 	last  uint64
 	stall uint64 // write stall timeout in ticks, like config.idleTicks; 0 off
+	pend  int    // outbound bytes pending when last looked; 0 for none
 	timer packwheel.Holder
 	c     gnet.Conn
-	_     [8]byte
 }
 
 // limits is the rest of a tracked connection's state, in its own cache
@@ -44,10 +44,10 @@ type limits struct {
 	lastAt   uint64 // slot.last settled: the data came before the end of this tick
 	since    uint64 // stamp of the latest write progress, while pend > 0
 	sinceAt  uint64 // since settled
-	pend     int    // outbound bytes pending when last looked; 0 for none
 	deadline uint64 // first tick at or after the deadline; 0 for none
 	// Limits in ticks, counted like config.idleTicks; 0 turns one off.
 	idle, life uint64
+	_          [8]byte
 }
 
 // chunkBits sets how many slots a chunk holds: 1024, in 128 KiB, which the
