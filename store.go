@@ -27,6 +27,7 @@ type store[V any] struct {
 	keptCap    int
 	keptFrom   int
 	keepArrays bool
+	ownedBelow int // buckets below it keep small arrays for good (see ownedCap)
 	running    reentry
 	hinted     bool // the wheel's hint of its next work holds (see Wheel.hint)
 	// groupShift is log2 of the buckets in a pool group (see group).
@@ -199,6 +200,9 @@ const keepBelow = 1024
 // cancelled for good gives its memory back (TestMemoryPerTimer,
 // TestDrainEndingInACrowd).
 func (s *store[V]) keep(b *packed.Bucket[V], slot int) {
+	if slot < s.ownedBelow && b.Cap() <= ownedCap {
+		return // see ownedCap
+	}
 	if c := b.Cap(); !s.keepArrays || c >= keepBelow {
 		b.Release(&s.pool, s.group(slot))
 	} else if c > 0 {
@@ -210,6 +214,14 @@ func (s *store[V]) keep(b *packed.Bucket[V], slot int) {
 		s.buckets[slot].Release(&s.pool, s.group(slot))
 	}
 }
+
+// ownedCap is the capacity up to which the buckets below store.ownedBelow,
+// a hierarchical wheel's level 0, keep their arrays for good, uncounted.
+// Such a slot empties every time its tick comes, usually holding a handful
+// of timers when the wheel is busy with few: counting its array in and out
+// of the kept budget cost more than the firing (the work-unit workload at
+// 1,000 pairs, bench/internal/workunit). At most 64 such arrays exist.
+const ownedCap = 64
 
 // keptFloor is how many entries' worth of arrays the buckets may keep
 // whatever the live timers, so that a small wheel keeps all it needs.

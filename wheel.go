@@ -64,6 +64,7 @@ func (w *Wheel[V]) ready() {
 		w.s.init(levelCount*levelSlots, levelBits)
 		w.s.shrinkRefills = true
 		w.s.keepArrays = true
+		w.s.ownedBelow = levelSlots
 	}
 }
 
@@ -112,21 +113,32 @@ func (w *Wheel[V]) slotFor(d uint64) int {
 // active in another wheel, was copied, or was overwritten.
 func (w *Wheel[V]) Schedule(h *Holder, deadline uint64, v V) {
 	checkTick("Schedule", "deadline", deadline)
+	switch {
+	case h.link.Slot == 0 && deadline > w.s.now && w.s.buckets != nil:
+		// The timer of a holder that is not scheduled, fired say, goes
+		// straight in.
+		w.s.insert(&h.link, w.slotFor(deadline), deadline, v)
 	// Level 0 holds exact ticks, so only coarser levels postpone in place.
-	if h.link.Slot > levelSlots && w.s.pushBack(h, deadline, v) {
-		return
+	case h.link.Slot > levelSlots && w.s.pushBack(h, deadline, v):
+	default:
+		w.set(h, deadline, v, "Schedule")
 	}
-	w.set(h, deadline, v, "Schedule")
 }
 
 // ScheduleAfter is Schedule(h, w.Now()+delay, v). It panics if that is
 // beyond MaxTick. O(1); it allocates only while buckets grow.
 func (w *Wheel[V]) ScheduleAfter(h *Holder, delay uint64, v V) {
 	d := afterNow("ScheduleAfter", w.s.now, delay)
-	if h.link.Slot > levelSlots && w.s.pushBack(h, d, v) {
-		return
+	switch {
+	case h.link.Slot == 0 && delay-1 < levelSlots-1 && w.s.buckets != nil:
+		// As in Schedule; a delay of 1 to 63 ticks is level 0's.
+		w.s.insert(&h.link, int(d&(levelSlots-1)), d, v)
+	case h.link.Slot == 0 && delay > 0 && w.s.buckets != nil:
+		w.s.insert(&h.link, w.slotFor(d), d, v)
+	case h.link.Slot > levelSlots && w.s.pushBack(h, d, v):
+	default:
+		w.set(h, d, v, "ScheduleAfter")
 	}
-	w.set(h, d, v, "ScheduleAfter")
 }
 
 // ScheduleRange sets the timer of h to fire at a tick in [earliest, latest]
@@ -392,7 +404,9 @@ func (w *Wheel[V]) fire(slot int, work *int, limit int, out *sink[V]) bool {
 		e := b.Pop(&w.s.pool)
 		if b.Len() == 0 { // before the last callback, which may panic
 			w.s.emptied(b, slot)
-			w.s.keep(b, slot)
+			if b.Cap() > ownedCap {
+				w.s.keep(b, slot)
+			}
 		}
 		unlink(e.Link)
 		*work++

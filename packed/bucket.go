@@ -85,12 +85,19 @@ func (b *Bucket[V]) Entries() []Entry[V] { return b.entries }
 func (b *Bucket[V]) Push(p *Pool[V], group int, deadline uint64, link *Link, value V) {
 	n := len(b.entries)
 	if n == cap(b.entries) {
-		b.move(p, p.grow(classOf(n)+1, n, group), noGroup)
+		b.grow(p, group)
 	}
 	b.entries = b.entries[:n+1]
 	b.entries[n] = Entry[V]{Deadline: deadline, Link: link, Value: value}
 	link.Index = uint32(n)
 	p.live++
+}
+
+// grow moves a full bucket to an array of the next size class: Push's
+// rare case, kept out of line so that Push's common one stays short.
+func (b *Bucket[V]) grow(p *Pool[V], group int) {
+	n := len(b.entries)
+	b.move(p, p.grow(classOf(n)+1, n, group), noGroup)
 }
 
 // Reserve makes room for n more entries in one move, to an array of the

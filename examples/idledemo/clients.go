@@ -1,13 +1,18 @@
+//go:build unix
+
 package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"math/rand/v2"
 	"net"
+	"net/netip"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"time"
 )
 
@@ -37,34 +42,30 @@ func chattyLifetime(timeout time.Duration) time.Duration {
 	return chattySession(timeout) + chattyPeriod(timeout)
 }
 
-// Each kind dials from its own four loopback addresses: the server tells
-// kinds apart by the client's address, and each address has its own range
-// of ephemeral ports for the thousands of reconnections.
-func sourceIP(k kind, i int) net.IP { return net.IPv4(127, 0, 0, byte(10*(int(k)+1)+i%4)) }
-
-func kindOf(addr net.Addr) (kind, bool) {
-	a, ok := addr.(*net.TCPAddr)
-	if !ok || a.IP.To4() == nil {
-		return 0, false
-	}
-	k := kind(a.IP.To4()[3]/10 - 1)
-	return k, k >= 0 && k < kinds
-}
-
 // fleet is the running clients.
 type fleet struct {
-	wg      sync.WaitGroup
-	dialed  [kinds]atomic.Int64
-	errOnce sync.Once
-	err     error
+	wg       sync.WaitGroup
+	sources  sources
+	failed   chan struct{} // closed with the first failure, err
+	failOnce sync.Once
+	err      error
 }
 
 // startClients starts cfg's clients against addr; they stop when ctx is
-// done. Starts are spread over a quarter of the timeout, as real clients
-// do not all arrive in the same millisecond.
-func startClients(ctx context.Context, cfg config, addr string) *fleet {
-	f := &fleet{}
-	for k := range kinds {
+// done, and all of them after the first failure. Starts are spread over a
+// quarter of the timeout, as real clients do not all arrive in the same
+// millisecond.
+func startClients(ctx context.Context, cfg config, addr string, kinds *kindRegistry) *fleet {
+	f := &fleet{sources: sources{first: cfg.firstSource, kinds: kinds}, failed: make(chan struct{})}
+	ctx, cancel := context.WithCancel(ctx)
+	go func() {
+		select {
+		case <-ctx.Done():
+		case <-f.failed:
+			cancel()
+		}
+	}()
+	for k := range kind(len(cfg.clients)) {
 		for i := range cfg.clients[k] {
 			f.wg.Add(1)
 			go func() {
@@ -74,7 +75,9 @@ func startClients(ctx context.Context, cfg config, addr string) *fleet {
 					return
 				case <-time.After(rand.N(cfg.timeout / 4)):
 				}
-				dialer := net.Dialer{LocalAddr: &net.TCPAddr{IP: sourceIP(k, i)}}
+				dialer := net.Dialer{Control: func(_, _ string, rc syscall.RawConn) error {
+					return f.sources.bind(rc, k, i)
+				}}
 				for ctx.Err() == nil {
 					c, err := dialer.DialContext(ctx, "tcp", addr)
 					if err != nil {
@@ -83,7 +86,6 @@ func startClients(ctx context.Context, cfg config, addr string) *fleet {
 						}
 						return
 					}
-					f.dialed[k].Add(1)
 					f.session(ctx, k, c, cfg)
 				}
 			}()
@@ -92,17 +94,14 @@ func startClients(ctx context.Context, cfg config, addr string) *fleet {
 	return f
 }
 
-func (f *fleet) fail(err error) { f.errOnce.Do(func() { f.err = err }) }
+func (f *fleet) fail(err error) {
+	f.failOnce.Do(func() {
+		f.err = err
+		close(f.failed)
+	})
+}
 
 func (f *fleet) wait() { f.wg.Wait() }
-
-func (f *fleet) conns() [kinds]int64 {
-	var n [kinds]int64
-	for k := range n {
-		n[k] = f.dialed[k].Load()
-	}
-	return n
-}
 
 // session runs one connection of a client of kind k until the server
 // closes it, a chatty session ends, or ctx is done.
@@ -137,4 +136,100 @@ func talk(c net.Conn, period time.Duration, size int, end time.Time) {
 		}
 		<-tk.C
 	}
+}
+
+// sources binds the clients' sockets. Each kind dials from its own four
+// loopback addresses, from first on, so that each address has its own
+// range of ephemeral ports for the thousands of reconnections; where they
+// are not local addresses (macOS has only 127.0.0.1), every client dials
+// from 127.0.0.1. Each socket's address is registered with its kind
+// before it connects, so the server can tell kinds apart either way.
+type sources struct {
+	first    netip.Addr
+	kinds    *kindRegistry
+	fellBack atomic.Bool // some socket could not bind its own address
+}
+
+// bind binds the socket of client i of kind k, before it connects.
+func (s *sources) bind(rc syscall.RawConn, k kind, i int) error {
+	var err error
+	if cerr := rc.Control(func(fd uintptr) {
+		var addr netip.AddrPort
+		addr, err = bindTo(int(fd), s.source(k, i))
+		if errors.Is(err, syscall.EADDRNOTAVAIL) {
+			s.fellBack.Store(true)
+			addr, err = bindTo(int(fd), netip.AddrFrom4([4]byte{127, 0, 0, 1}))
+		}
+		if err == nil {
+			s.kinds.set(addr, k)
+		}
+	}); cerr != nil {
+		return cerr
+	}
+	return err
+}
+
+// source is the address client i of kind k dials from, if it can.
+func (s *sources) source(k kind, i int) netip.Addr {
+	a := s.first.As4()
+	a[3] += byte(10*int(k) + i%4)
+	return netip.AddrFrom4(a)
+}
+
+// bindTo binds fd to ip and a port the kernel picks, and returns the
+// address it got.
+func bindTo(fd int, ip netip.Addr) (netip.AddrPort, error) {
+	if err := syscall.Bind(fd, &syscall.SockaddrInet4{Addr: ip.As4()}); err != nil {
+		return netip.AddrPort{}, fmt.Errorf("bind %v: %w", ip, err)
+	}
+	sa, err := syscall.Getsockname(fd)
+	if err != nil {
+		return netip.AddrPort{}, err
+	}
+	in4, ok := sa.(*syscall.SockaddrInet4)
+	if !ok {
+		return netip.AddrPort{}, fmt.Errorf("bind %v: got %T", ip, sa)
+	}
+	return netip.AddrPortFrom(netip.AddrFrom4(in4.Addr), uint16(in4.Port)), nil
+}
+
+// kindRegistry maps the clients' socket addresses to their kinds. Safe
+// from any goroutine.
+type kindRegistry struct {
+	mu    sync.Mutex
+	kinds map[netip.AddrPort]kind
+}
+
+func newKindRegistry() *kindRegistry {
+	return &kindRegistry{kinds: make(map[netip.AddrPort]kind)}
+}
+
+// set records the kind of the client bound to addr. A port used again
+// by another client overwrites the entry.
+func (r *kindRegistry) set(addr netip.AddrPort, k kind) {
+	r.mu.Lock()
+	r.kinds[addr] = k
+	r.mu.Unlock()
+}
+
+// of returns the kind of the client whose connection comes from addr.
+func (r *kindRegistry) of(addr net.Addr) (kind, bool) {
+	a, ok := addr.(*net.TCPAddr)
+	if !ok {
+		return 0, false
+	}
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	ap := a.AddrPort()
+	k, ok := r.kinds[netip.AddrPortFrom(ap.Addr().Unmap(), ap.Port())]
+	return k, ok
+}
+
+// failure returns the first client failure, saying so when it is the
+// descriptor limit.
+func (f *fleet) failure(limit descriptorLimit) error {
+	if errors.Is(f.err, syscall.EMFILE) || errors.Is(f.err, syscall.ENFILE) {
+		return fmt.Errorf("%w (%v)", f.err, limit)
+	}
+	return f.err
 }

@@ -1,3 +1,5 @@
+//go:build unix
+
 // Command idledemo shows package idleconn doing its job, in one command
 // with no set-up:
 //
@@ -9,26 +11,33 @@
 // connect and say nothing; and trickling ones, which send one byte every
 // Timeout/2 and so are only ever closed by MaxLifetime. Clients reconnect
 // when their connection ends. It prints progress every second and ends
-// with a table: connections reaped, how many late and the worst lateness,
-// active connections wrongly closed (which must be 0), and the reaper's
-// memory. It exits with status 1 if any active connection was wrongly
-// closed. Lateness is reported, not failed on: it depends on how busy the
-// machine keeps the event loops.
+// with a table, counted by the server: connections accepted; reaped idle,
+// reaped at MaxLifetime or closed by the client; how many were reaped late
+// and the worst lateness; connections closed early (which must be 0); and
+// connections of active clients reaped because no data reached the server
+// for a Timeout, as the clients or the loops fell behind; then the
+// reaper's memory. Lateness and clients that fall behind are
+// reported, not failed on: they depend on how busy the machine keeps the
+// event loops and the clients.
+//
+// It runs on Unix systems (Linux, macOS, the BSDs): it binds its clients'
+// sockets itself and reads the descriptor limit. It takes flags only, and
+// exits with status 2 for a bad command line, 1 if the run fails: a
+// connection closed early, a client that cannot connect, the server
+// stopping, or more file descriptors needed than ulimit -n allows.
 package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
-	"os"
-	"os/signal"
+	"net/netip"
 	"runtime"
-	"syscall"
 	"time"
 
 	"github.com/packwheel/packwheel/idleconn"
+	"github.com/packwheel/packwheel/internal/cli"
 )
 
 // config is the demo's set-up, from its flags.
@@ -39,88 +48,84 @@ type config struct {
 	duration time.Duration
 	loops    int
 	wheel    idleconn.WheelKind
+	// firstSource is the first of the loopback addresses the clients
+	// dial from (see sources).
+	firstSource netip.Addr
 }
 
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	cfg, err := parseFlags(os.Args[1:])
-	var usage usageError
-	switch {
-	case errors.Is(err, flag.ErrHelp):
-		return // the flag package has printed the usage, as asked
-	case errors.As(err, &usage):
-		// The flag package has printed it, with the usage.
-		os.Exit(2)
-	case err != nil:
-		fmt.Fprintln(os.Stderr, "idledemo:", err)
-		os.Exit(2)
-	}
-	res, err := run(ctx, cfg, os.Stdout)
+func main() { cli.Main("idledemo", run) }
+
+// run parses args, runs the demo and prints it to out.
+func run(ctx context.Context, args []string, out io.Writer) error {
+	cfg, err := parseFlags(args)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "idledemo:", err)
-		os.Exit(1)
+		return err
 	}
-	if res.wronglyClosed() > 0 {
-		os.Exit(1)
+	res, err := demo(ctx, cfg, out)
+	if err != nil {
+		return err
 	}
+	if n := res.closedEarly(); n > 0 {
+		return fmt.Errorf("%d connections were closed before their Timeout or MaxLifetime was up", n)
+	}
+	return nil
 }
 
-// usageError is an error in the command line that the flag package has
-// already reported on stderr.
-type usageError struct{ error }
-
-func (e usageError) Unwrap() error { return e.error }
-
-// parseFlags returns the configuration args ask for. Its error wraps
-// flag.ErrHelp if they ask for help instead: the usage is printed then.
+// parseFlags returns the configuration args ask for, or a cli.UsageError
+// (flag.ErrHelp for -h).
 func parseFlags(args []string) (config, error) {
 	fs := flag.NewFlagSet("idledemo", flag.ContinueOnError)
-	var cfg config
+	cfg := config{firstSource: netip.AddrFrom4([4]byte{127, 0, 0, 10})}
 	fs.IntVar(&cfg.clients[chatty], "chatty", 1000, "clients that talk every timeout/4")
 	fs.IntVar(&cfg.clients[silent], "silent", 1500, "clients that connect and say nothing")
 	fs.IntVar(&cfg.clients[trickle], "trickle", 500, "clients that send a byte every timeout/2")
 	fs.DurationVar(&cfg.timeout, "timeout", time.Second, "idle timeout")
 	fs.DurationVar(&cfg.maxLife, "max-life", 3*time.Second, "maximum connection lifetime: more than 2.25 × timeout")
 	fs.DurationVar(&cfg.duration, "duration", 10*time.Second, "how long the clients run")
-	fs.IntVar(&cfg.loops, "loops", runtime.NumCPU(), "server event loops")
+	fs.IntVar(&cfg.loops, "loops", min(runtime.NumCPU(), cli.MaxLoops), "server event loops")
 	wheel := fs.String("wheel", "hashed", "timer wheel: hashed or hierarchical")
-	if err := fs.Parse(args); err != nil {
-		return cfg, usageError{err}
+	if err := cli.Parse(fs, args); err != nil {
+		return cfg, err
 	}
 	switch *wheel {
 	case "hashed":
 	case "hierarchical":
 		cfg.wheel = idleconn.Hierarchical
 	default:
-		return cfg, fmt.Errorf("-wheel %q: want hashed or hierarchical", *wheel)
+		return cfg, cli.Usagef("-wheel %q: want hashed or hierarchical", *wheel)
 	}
 	switch {
 	case cfg.timeout < idleconn.MinResolution:
 		// idleconn.New would refuse it too, naming Options.Timeout.
-		return cfg, fmt.Errorf("-timeout %v: must be at least %v", cfg.timeout, idleconn.MinResolution)
+		return cfg, cli.Usagef("-timeout %v: must be at least %v", cfg.timeout, idleconn.MinResolution)
 	case cfg.maxLife <= chattyLifetime(cfg.timeout):
-		return cfg, fmt.Errorf("-max-life %v: must be more than %v, as a chatty connection stays open up to 2 × -timeout plus a -timeout/4 send period",
+		return cfg, cli.Usagef("-max-life %v: must be more than %v, as a chatty connection stays open up to 2 × -timeout plus a -timeout/4 send period",
 			cfg.maxLife, chattyLifetime(cfg.timeout))
 	case cfg.duration <= 0:
-		return cfg, fmt.Errorf("-duration %v: must be positive", cfg.duration)
-	case cfg.loops < 1:
-		return cfg, fmt.Errorf("-loops %d: must be at least 1", cfg.loops)
+		return cfg, cli.Usagef("-duration %v: must be positive", cfg.duration)
+	}
+	if err := cli.CheckLoops(cfg.loops); err != nil {
+		return cfg, err
 	}
 	for k, n := range cfg.clients {
 		if n < 0 {
-			return cfg, fmt.Errorf("-%s %d: must not be negative", kind(k), n)
+			return cfg, cli.Usagef("-%s %d: must not be negative", kind(k), n)
 		}
 	}
 	return cfg, nil
 }
 
-// run serves, runs the clients for cfg.duration while printing progress to
-// out, and prints the final table.
-func run(ctx context.Context, cfg config, out io.Writer) (*results, error) {
-	// Each client holds one connection at a time. Measure before the run,
-	// on a quiet heap.
+// demo serves, runs the clients for cfg.duration while printing progress
+// to out, and prints the final table. It stops early, with an error, if a
+// client fails or the server stops.
+func demo(ctx context.Context, cfg config, out io.Writer) (*results, error) {
+	// Each client holds one connection at a time.
 	clients := cfg.clients[chatty] + cfg.clients[silent] + cfg.clients[trickle]
+	limit, err := checkDescriptors(clients, cfg.loops)
+	if err != nil {
+		return nil, err
+	}
+	// Measure before the run, on a quiet heap.
 	mem, err := reaperMemory(cfg, clients)
 	if err != nil {
 		return nil, err
@@ -139,30 +144,42 @@ func run(ctx context.Context, cfg config, out io.Writer) (*results, error) {
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	time.AfterFunc(cfg.duration, cancel)
-	fleet := startClients(runCtx, cfg, srv.addr)
+	fleet := startClients(runCtx, cfg, srv.addr, srv.kinds)
 	start := time.Now()
 	peak := 0
 	tk := time.NewTicker(time.Second)
+	defer tk.Stop()
 	for done := false; !done; {
 		select {
 		case <-runCtx.Done():
 			done = true
+		case <-fleet.failed:
+			cancel()
+			fleet.wait()
+			_ = srv.stop() // the client's failure is the news
+			return nil, fleet.failure(limit)
+		case err := <-srv.done:
+			cancel()
+			fleet.wait()
+			return nil, srv.stopped(err, limit)
 		case <-tk.C:
 		}
 		s := srv.h.Stats()
 		peak = max(peak, s.Tracked)
-		fmt.Fprintf(out, "%5.1fs  open %5d  reaped idle %6d  lifetime %5d  wrongly closed %d\n",
-			time.Since(start).Seconds(), s.Tracked, s.ReapedIdle, s.ReapedLifetime, srv.res.wronglyClosed())
+		fmt.Fprintf(out, "%5.1fs  open %5d  reaped idle %6d  lifetime %5d  closed early %d\n",
+			time.Since(start).Seconds(), s.Tracked, s.ReapedIdle, s.ReapedLifetime, srv.res.closedEarly())
 	}
-	tk.Stop()
 	fleet.wait()
 	if err := srv.stop(); err != nil {
 		return nil, err
 	}
-	if fleet.err != nil {
-		return nil, fleet.err
+	if fleet.err != nil { // failed as the run ended
+		return nil, fleet.failure(limit)
 	}
-	srv.res.conns = fleet.conns()
+	if fleet.sources.fellBack.Load() {
+		fmt.Fprintf(out, "note: %v and the addresses after it are not local here (only 127.0.0.1 is, as on macOS): "+
+			"the clients dialed from 127.0.0.1\n", cfg.firstSource)
+	}
 	srv.res.print(out, cfg, srv.h.Resolution(), peak, clients, mem)
 	return srv.res, nil
 }

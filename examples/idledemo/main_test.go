@@ -1,9 +1,15 @@
+//go:build unix
+
 package main
 
 import (
 	"bytes"
 	"context"
+	"net/netip"
+	"os"
+	"os/exec"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -19,17 +25,69 @@ func TestTiny(t *testing.T) {
 		"-timeout", "200ms", "-max-life", "500ms", "-duration", "1500ms", "-loops", "2"})
 	require.NoError(t, err)
 	var out bytes.Buffer
-	res, err := run(context.Background(), cfg, &out)
+	res, err := demo(context.Background(), cfg, &out)
 	require.NoError(t, err, out.String())
 	t.Log("\n" + out.String())
-	require.Zero(t, res.wronglyClosed())
+	require.Zero(t, res.closedEarly())
 	require.Positive(t, res.byKind[silent].idle)
 	require.Positive(t, res.byKind[trickle].lifetime)
 	for k := range kinds {
-		require.Positive(t, res.conns[k], "%v clients connected", k)
+		require.Positive(t, res.byKind[k].conns, "%v clients connected", k)
 	}
-	require.Contains(t, out.String(), "wrongly closed")
+	requireCountsAddUp(t, res)
+	require.Contains(t, out.String(), "closed early")
 	require.Contains(t, out.String(), "wheel memory:")
+	require.NotContains(t, out.String(), "note:", "127.0.0.10 and up are local on Linux")
+}
+
+// requireCountsAddUp checks that every connection the server accepted is
+// accounted for once, by how it ended.
+func requireCountsAddUp(t *testing.T, res *results) {
+	t.Helper()
+	for k, kr := range res.byKind {
+		require.Equal(t, kr.conns, kr.idle+kr.lifetime+kr.byClient, "%v: %+v", kind(k), kr)
+	}
+}
+
+// TestFastTimeout runs the demo at the shortest timeout, where the
+// clients, goroutines woken by timers every quarter of a millisecond,
+// miss their schedule on a busy machine. A connection reaped after its
+// client fell silent for a Timeout was rightly reaped: the run must not
+// fail for it. Go's dialer also closes and redials a socket the server
+// closed before the dial returned, so connections are counted where they
+// are accepted, and every one must end once.
+func TestFastTimeout(t *testing.T) {
+	cfg, err := parseFlags([]string{"-chatty", "100", "-silent", "100", "-trickle", "50",
+		"-timeout", "1ms", "-duration", "1s", "-loops", "2"})
+	require.NoError(t, err)
+	var out bytes.Buffer
+	res, err := demo(context.Background(), cfg, &out)
+	require.NoError(t, err, out.String())
+	t.Log("\n" + out.String())
+	require.Zero(t, res.closedEarly())
+	requireCountsAddUp(t, res)
+	if behind := res.byKind[chatty].behind + res.byKind[trickle].behind; behind > 0 {
+		require.Contains(t, out.String(), "behind: ")
+	}
+}
+
+// TestSourceFallback makes the clients' own source addresses unusable, as
+// on macOS, where only 127.0.0.1 is a loopback address: they must fall
+// back to 127.0.0.1 and the server still tell their kinds apart.
+func TestSourceFallback(t *testing.T) {
+	cfg, err := parseFlags([]string{"-chatty", "4", "-silent", "4", "-trickle", "4",
+		"-timeout", "100ms", "-max-life", "300ms", "-duration", "400ms", "-loops", "1"})
+	require.NoError(t, err)
+	cfg.firstSource = netip.MustParseAddr("192.0.2.1") // TEST-NET-1: never a local address
+	var out bytes.Buffer
+	res, err := demo(context.Background(), cfg, &out)
+	require.NoError(t, err, out.String())
+	require.Contains(t, out.String(), "note: 192.0.2.1 and the addresses after it are not local here")
+	for k := range kinds {
+		require.Positive(t, res.byKind[k].conns, "%v clients connected", k)
+	}
+	require.Positive(t, res.byKind[silent].idle)
+	requireCountsAddUp(t, res)
 }
 
 // TestFlags checks that parseFlags refuses each bad value with an error
@@ -48,7 +106,8 @@ func TestFlags(t *testing.T) {
 		{[]string{"-timeout", "1s", "-max-life", "2.25s"}, "-max-life 2.25s: must be more than 2.25s"},
 		{[]string{"-timeout", "200ms", "-max-life", "450ms"}, "-max-life 450ms: must be more than 450ms"},
 		{[]string{"-duration", "0s"}, "-duration 0s: must be positive"},
-		{[]string{"-loops", "0"}, "-loops 0: must be at least 1"},
+		{[]string{"-loops", "0"}, "-loops 0: must be between 1 and 256"},
+		{[]string{"-loops", "257"}, "-loops 257: must be between 1 and 256"},
 		{[]string{"-chatty", "-1"}, "-chatty -1: must not be negative"},
 		{[]string{"-silent", "-1"}, "-silent -1: must not be negative"},
 		{[]string{"-trickle", "-1"}, "-trickle -1: must not be negative"},
@@ -79,8 +138,62 @@ func TestUsage(t *testing.T) {
 	cmdtest.CheckUsage(t, "TestUsage", "server on", []cmdtest.Usage{
 		{Args: []string{"-no-such-flag"}, Status: 2, Stderr: "flag provided but not defined: -no-such-flag"},
 		{Args: []string{"-timeout", "soon"}, Status: 2, Stderr: `invalid value "soon" for flag -timeout`},
-		{Args: []string{"-loops", "0"}, Status: 2, Stderr: "idledemo: -loops 0: must be at least 1"},
+		{Args: []string{"-loops", "0"}, Status: 2, Stderr: "idledemo: -loops 0: must be between 1 and 256"},
+		{Args: []string{"-loops", "1000"}, Status: 2, Stderr: "idledemo: -loops 1000: must be between 1 and 256, the most gnet runs\n"},
+		{Args: []string{"-max-life", "500ms"}, Status: 2, Stderr: "idledemo: -max-life 500ms: must be more than 2.25s"},
+		{Args: []string{"-wheel", "binary"}, Status: 2, Stderr: `idledemo: -wheel "binary"`},
+		{Args: []string{"now", "-duration", "1ms"}, Status: 2, Stderr: `idledemo: unexpected argument "now"`},
 		{Args: []string{"-h"}, Status: 0, Stderr: "Usage of idledemo:"},
 		{Args: []string{"-help"}, Status: 0, Stderr: "Usage of idledemo:"},
 	})
+}
+
+// lowerDescriptorLimit sets this process's descriptor limit to n and opens
+// extra descriptors that it keeps: the state of a shell after ulimit -n n,
+// with other files open.
+func lowerDescriptorLimit(n uint64, extra int) {
+	if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &syscall.Rlimit{Cur: n, Max: n}); err != nil {
+		panic(err)
+	}
+	for range extra {
+		// A raw descriptor: an *os.File would be closed by its finalizer.
+		if _, err := syscall.Open(os.DevNull, syscall.O_RDONLY, 0); err != nil {
+			panic(err)
+		}
+	}
+}
+
+// TestDescriptorLimit checks, in a child process, that a run needing more
+// descriptors than the limit is refused up front, saying why.
+func TestDescriptorLimit(t *testing.T) {
+	if cmdtest.RunChild("idledemo", func() { lowerDescriptorLimit(256, 0); main() }) {
+		return
+	}
+	cmdtest.CheckUsage(t, "TestDescriptorLimit", "server on", []cmdtest.Usage{
+		{Args: []string{"-chatty", "0", "-silent", "200", "-trickle", "0", "-loops", "1"}, Status: 1,
+			Stderr: "idledemo: 200 clients need about 434 file descriptors, two per connection (client and server ends) " +
+				"and some for the event loops, more than the limit of 256: raise it with ulimit -n, or run fewer clients\n"},
+	})
+}
+
+// TestServerStops checks, in a child process whose other open files leave
+// too few descriptors for its clients, that the run stops at once and says
+// it ran out of descriptors, rather than print "open 0" until the end:
+// either a dial fails, or gnet stops the whole engine when an accept does.
+func TestServerStops(t *testing.T) {
+	if cmdtest.RunChild("idledemo", func() { lowerDescriptorLimit(256, 60); main() }) {
+		return
+	}
+	var stdout, stderr strings.Builder
+	cmd := cmdtest.Command(t, "TestServerStops",
+		"-chatty", "0", "-silent", "100", "-trickle", "0", "-timeout", "5s", "-max-life", "20s", "-duration", "20s", "-loops", "1")
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	start := time.Now()
+	err := cmd.Run()
+	var exit *exec.ExitError
+	require.ErrorAs(t, err, &exit, "stdout:\n%s", &stdout)
+	require.Equal(t, 1, exit.ExitCode(), "stderr:\n%s", &stderr)
+	require.Contains(t, stderr.String(), "ulimit -n is 256, and the clients alone need about 234")
+	require.Less(t, time.Since(start), 10*time.Second, "the run went on after the failure")
+	t.Logf("stderr:\n%s", &stderr)
 }

@@ -1,3 +1,5 @@
+//go:build unix
+
 package main
 
 import (
@@ -8,68 +10,85 @@ import (
 	"time"
 
 	"github.com/packwheel/packwheel/idleconn"
-	"github.com/panjf2000/gnet/v2"
 )
 
-// results is the server's account of the connections it reaped, by kind
-// of client.
+// results is the server's account of the clients' connections, by kind of
+// client.
 type results struct {
 	mu     sync.Mutex
 	byKind [kinds]kindResults
-	conns  [kinds]int64 // connections the clients made
 }
 
 type kindResults struct {
+	conns          int64 // accepted by the server
 	idle, lifetime int64 // reaped, by reason
+	byClient       int64 // closed by the client
 	late           int64 // reaped more than Resolution after they were due
 	worst          time.Duration
-	wrong          int64 // reaped although active
+	early          int64 // reaped before Timeout of silence or MaxLifetime: a reaper bug
+	behind         int64 // of a chatty or trickling client, reaped: it or its loop fell behind
 }
 
-// reaped accounts for c, which the reaper is about to close. It runs on
-// c's event loop.
-func (r *results) reaped(c gnet.Conn, why idleconn.Reason, cfg config, res time.Duration) {
+func (r *results) opened(k kind) {
+	r.mu.Lock()
+	r.byKind[k].conns++
+	r.mu.Unlock()
+}
+
+func (r *results) closedByClient(k kind) {
+	r.mu.Lock()
+	r.byKind[k].byClient++
+	r.mu.Unlock()
+}
+
+// reaped accounts for the connection of info, which the reaper is about to
+// close. It runs on the connection's event loop.
+func (r *results) reaped(info *connInfo, why idleconn.Reason, cfg config, res time.Duration) {
 	now := time.Now()
-	t := c.Context().(*connTimes)
-	k, ok := kindOf(c.RemoteAddr())
-	if !ok {
-		return
-	}
 	var lateness time.Duration
 	if why == idleconn.Idle {
-		last := t.opened
-		if t.lastData.After(last) {
-			last = t.lastData
+		last := info.opened
+		if info.lastData.After(last) {
+			last = info.lastData
 		}
 		lateness = now.Sub(last) - cfg.timeout
 	} else {
-		lateness = now.Sub(t.opened) - cfg.maxLife
+		lateness = now.Sub(info.opened) - cfg.maxLife
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	kr := &r.byKind[k]
+	kr := &r.byKind[info.kind]
 	if why == idleconn.Idle {
 		kr.idle++
 	} else {
 		kr.lifetime++
 	}
-	if lateness > res {
+	switch {
+	case lateness < 0:
+		kr.early++
+	case lateness > res:
 		kr.late++
 	}
 	kr.worst = max(kr.worst, lateness)
-	// Chatty sessions end before MaxLifetime and trickling clients send
-	// every Timeout/2: neither may ever be closed as idle.
-	if k == chatty || (k == trickle && why == idleconn.Idle) {
-		kr.wrong++
+	// A chatty client talks every Timeout/4 and hangs up before
+	// MaxLifetime, a trickling one sends every Timeout/2: when the reaper
+	// is not early, such a connection is reaped only if no data reached
+	// the server for a Timeout, because the client missed its schedule or
+	// the data waited unread while the loop was busy, as happens when
+	// either is starved of CPU.
+	if info.kind == chatty || (info.kind == trickle && why == idleconn.Idle) {
+		kr.behind++
 	}
 }
 
-func (r *results) wronglyClosed() int64 {
+// closedEarly returns how many connections the reaper closed before their
+// time.
+func (r *results) closedEarly() int64 {
 	r.mu.Lock()
 	defer r.mu.Unlock()
 	var n int64
 	for _, kr := range r.byKind {
-		n += kr.wrong
+		n += kr.early
 	}
 	return n
 }
@@ -80,25 +99,37 @@ func (r *results) print(out io.Writer, cfg config, res time.Duration, peak, meas
 	defer r.mu.Unlock()
 	fmt.Fprintln(out)
 	w := tabwriter.NewWriter(out, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(w, "kind\tclients\tconnections\treaped idle\treaped lifetime\treaped late\tworst lateness\twrongly closed\t")
+	fmt.Fprintln(w, "kind\tclients\tconnections\treaped idle\treaped lifetime\tclosed by client\treaped late\tworst lateness\tclosed early\tbehind\t")
 	var total kindResults
-	var clients, conns int64
+	var clients int64
+	row := func(name string, clients int64, kr kindResults) {
+		fmt.Fprintf(w, "%s\t%d\t%d\t%d\t%d\t%d\t%d\t%v\t%d\t%d\t\n", name, clients, kr.conns,
+			kr.idle, kr.lifetime, kr.byClient, kr.late, kr.worst.Round(time.Millisecond), kr.early, kr.behind)
+	}
 	for k := range kinds {
 		kr := r.byKind[k]
-		fmt.Fprintf(w, "%v\t%d\t%d\t%d\t%d\t%d\t%v\t%d\t\n", k, cfg.clients[k], r.conns[k],
-			kr.idle, kr.lifetime, kr.late, kr.worst.Round(time.Millisecond), kr.wrong)
+		row(k.String(), int64(cfg.clients[k]), kr)
+		total.conns += kr.conns
 		total.idle += kr.idle
 		total.lifetime += kr.lifetime
+		total.byClient += kr.byClient
 		total.late += kr.late
 		total.worst = max(total.worst, kr.worst)
-		total.wrong += kr.wrong
+		total.early += kr.early
+		total.behind += kr.behind
 		clients += int64(cfg.clients[k])
-		conns += r.conns[k]
 	}
-	fmt.Fprintf(w, "total\t%d\t%d\t%d\t%d\t%d\t%v\t%d\t\n", clients, conns,
-		total.idle, total.lifetime, total.late, total.worst.Round(time.Millisecond), total.wrong)
+	row("total", clients, total)
 	_ = w.Flush()
-	fmt.Fprintf(out, "\nlate means closed more than the resolution (%v) after Timeout or MaxLifetime was up.\n", res)
+	fmt.Fprintf(out, "\nconnections are those the server accepted: reaped idle + reaped lifetime + closed by client.\n")
+	fmt.Fprintf(out, "late means closed more than the resolution (%v) after Timeout or MaxLifetime was up;\n", res)
+	fmt.Fprintf(out, "early, before it by the server's own record (must be 0).\n")
+	if total.behind > 0 {
+		fmt.Fprintf(out, "behind: %d connections of chatty or trickling clients were reaped, rightly: no data reached the server\n"+
+			"  for a whole Timeout, as the clients or the event loops fell behind: this machine could not keep up with\n"+
+			"  %d clients at -timeout %v. Run fewer clients or a longer -timeout to see them all served.\n",
+			total.behind, clients, cfg.timeout)
+	}
 	perConn := 0.0
 	if measured > 0 {
 		perConn = float64(mem) / float64(measured)

@@ -1,7 +1,11 @@
+//go:build unix
+
 package main
 
 import (
 	"context"
+	"errors"
+	"fmt"
 	"log"
 	"net"
 	"os"
@@ -14,51 +18,86 @@ import (
 
 // server is the demo's in-process gnet server.
 type server struct {
-	h    *idleconn.Handler
-	addr string
-	eng  gnet.Engine
-	done chan error
-	res  *results
+	h     *idleconn.Handler
+	addr  string
+	eng   gnet.Engine
+	done  chan error // gnet.Run's result
+	res   *results
+	kinds *kindRegistry
 }
 
 // echo is the application's handler, which knows nothing of idle
-// timeouts. It keeps each connection's open and last-data times in its
-// Context, for the demo's account of lateness.
+// timeouts.
 type echo struct {
 	gnet.BuiltinEventEngine
 	booted chan gnet.Engine
 }
-
-type connTimes struct{ opened, lastData time.Time }
 
 func (e *echo) OnBoot(eng gnet.Engine) gnet.Action {
 	e.booted <- eng
 	return gnet.None
 }
 
-func (e *echo) OnOpen(c gnet.Conn) ([]byte, gnet.Action) {
-	c.SetContext(&connTimes{opened: time.Now()})
-	return nil, gnet.None
-}
-
 func (e *echo) OnTraffic(c gnet.Conn) gnet.Action {
-	c.Context().(*connTimes).lastData = time.Now()
 	buf, _ := c.Next(-1)
 	_, _ = c.Write(buf)
 	return gnet.None
+}
+
+// observer wraps the reaper to keep the demo's own account of each
+// connection: its kind, and when it opened and last received data, stamped
+// before the reaper sees the event, so that a close that comes before
+// Timeout of silence by these stamps came early by the reaper's too.
+type observer struct {
+	*idleconn.Handler
+	s *server
+}
+
+// connInfo is the demo's account of a connection, in its Context.
+type connInfo struct {
+	kind             kind
+	known            bool // kind found: the connection is one of the clients'
+	reaped           bool
+	opened, lastData time.Time
+}
+
+func (o *observer) OnOpen(c gnet.Conn) ([]byte, gnet.Action) {
+	info := &connInfo{opened: time.Now()}
+	info.kind, info.known = o.s.kinds.of(c.RemoteAddr())
+	c.SetContext(info)
+	if info.known {
+		o.s.res.opened(info.kind)
+	}
+	return o.Handler.OnOpen(c)
+}
+
+func (o *observer) OnTraffic(c gnet.Conn) gnet.Action {
+	c.Context().(*connInfo).lastData = time.Now()
+	return o.Handler.OnTraffic(c)
+}
+
+func (o *observer) OnClose(c gnet.Conn, err error) gnet.Action {
+	if info := c.Context().(*connInfo); info.known && !info.reaped {
+		o.s.res.closedByClient(info.kind)
+	}
+	return o.Handler.OnClose(c, err)
 }
 
 // startServer runs the server on a port of 127.0.0.1 the kernel picks.
 func startServer(cfg config) (*server, error) {
 	logging.SetDefaultLoggerAndFlusher(quiet{}, nil)
 	app := &echo{booted: make(chan gnet.Engine, 1)}
-	s := &server{done: make(chan error, 1), res: &results{}}
+	s := &server{done: make(chan error, 1), res: &results{}, kinds: newKindRegistry()}
 	h, err := idleconn.New(app, idleconn.Options{
 		Timeout:     cfg.timeout,
 		MaxLifetime: cfg.maxLife,
 		Wheel:       cfg.wheel,
 		OnReap: func(c gnet.Conn, why idleconn.Reason) {
-			s.res.reaped(c, why, cfg, s.h.Resolution())
+			info := c.Context().(*connInfo)
+			info.reaped = true
+			if info.known {
+				s.res.reaped(info, why, cfg, s.h.Resolution())
+			}
 		},
 	})
 	if err != nil {
@@ -66,11 +105,11 @@ func startServer(cfg config) (*server, error) {
 	}
 	s.h = h
 	go func() {
-		s.done <- gnet.Run(h, "tcp://127.0.0.1:0", gnet.WithNumEventLoop(cfg.loops), gnet.WithTicker(true))
+		s.done <- gnet.Run(&observer{h, s}, "tcp://127.0.0.1:0", gnet.WithNumEventLoop(cfg.loops), gnet.WithTicker(true))
 	}()
 	select {
 	case err := <-s.done:
-		return nil, err
+		return nil, fmt.Errorf("start the server: %w", err)
 	case s.eng = <-app.booted:
 	}
 	fd, err := s.eng.Dup()
@@ -85,6 +124,21 @@ func startServer(cfg config) (*server, error) {
 	}
 	s.addr = ln.Addr().String()
 	return s, ln.Close()
+}
+
+// errStopped says that the engine stopped by itself during the run.
+var errStopped = errors.New("the server stopped during the run")
+
+// stopped returns why the engine stopped by itself: gnet stops the whole
+// engine when an accept fails, as it does at the descriptor limit, and
+// its Run may then return nil.
+func (s *server) stopped(err error, limit descriptorLimit) error {
+	if err != nil {
+		err = fmt.Errorf("%w: %w", errStopped, err)
+	} else {
+		err = errStopped
+	}
+	return fmt.Errorf("%w (gnet stops when accepting a connection fails, as at the descriptor limit: %v)", err, limit)
 }
 
 // stop waits, briefly, for the clients' closes to reach the server, then

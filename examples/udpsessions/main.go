@@ -10,32 +10,51 @@
 //	go run ./examples/udpsessions -timeout 3s &
 //	echo hi > /dev/udp/127.0.0.1/9001 # bash
 //
-// It stops on SIGINT or SIGTERM.
+// It stops on SIGINT or SIGTERM. It takes flags only, and exits with
+// status 2 for a bad command line and 1 if it cannot listen.
 package main
 
 import (
 	"context"
 	"flag"
-	"fmt"
-	"os"
-	"os/signal"
-	"syscall"
+	"io"
 	"time"
+
+	"github.com/packwheel/packwheel/internal/cli"
 )
 
-func main() {
-	var cfg config
-	flag.StringVar(&cfg.addr, "addr", "127.0.0.1:9001", "UDP `address` to listen on")
-	flag.DurationVar(&cfg.timeout, "timeout", 5*time.Second, "expire a session after this much silence")
-	flag.DurationVar(&cfg.resolution, "resolution", 10*time.Millisecond, "tick length: sessions expire up to this much after the timeout")
-	flag.StringVar(&cfg.wheel, "wheel", "hierarchical", "timer wheel: hashed or hierarchical")
-	flag.Parse()
+func main() { cli.Main("udpsessions", run) }
 
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	err := run(ctx, cfg, os.Stdout)
-	stop()
+// run parses args, then serves until ctx is done, printing to out.
+func run(ctx context.Context, args []string, out io.Writer) error {
+	cfg, err := parseFlags(args)
 	if err != nil {
-		fmt.Fprintln(os.Stderr, "udpsessions:", err)
-		os.Exit(1)
+		return err
 	}
+	return start(ctx, cfg, out)
+}
+
+// parseFlags returns the configuration args ask for, or a cli.UsageError
+// (flag.ErrHelp for -h).
+func parseFlags(args []string) (config, error) {
+	// A FlagSet of its own names the program in the usage: flag.Parse
+	// would name os.Args[0], a temporary path under go run.
+	fs := flag.NewFlagSet("udpsessions", flag.ContinueOnError)
+	var cfg config
+	fs.StringVar(&cfg.addr, "addr", "127.0.0.1:9001", "UDP `address` to listen on")
+	fs.DurationVar(&cfg.timeout, "timeout", 5*time.Second, "expire a session after this much silence")
+	fs.DurationVar(&cfg.resolution, "resolution", 10*time.Millisecond, "tick length: sessions expire up to this much after the timeout")
+	fs.StringVar(&cfg.wheel, "wheel", "hierarchical", "timer wheel: hashed or hierarchical")
+	if err := cli.Parse(fs, args); err != nil {
+		return cfg, err
+	}
+	switch {
+	case cfg.timeout <= 0:
+		return cfg, cli.Usagef("-timeout %v: must be positive", cfg.timeout)
+	case cfg.resolution <= 0:
+		return cfg, cli.Usagef("-resolution %v: must be positive", cfg.resolution)
+	case cfg.wheel != "hashed" && cfg.wheel != "hierarchical":
+		return cfg, cli.Usagef("-wheel %q: want hashed or hierarchical", cfg.wheel)
+	}
+	return cfg, nil
 }

@@ -44,8 +44,9 @@ type server struct {
 	out      io.Writer
 }
 
-// run serves cfg until ctx is done, printing to out.
-func run(ctx context.Context, cfg config, out io.Writer) error {
+// start serves cfg, which parseFlags has checked, until ctx is done,
+// printing to out.
+func start(ctx context.Context, cfg config, out io.Writer) error {
 	s, err := listen(cfg, out)
 	if err != nil {
 		return err
@@ -55,19 +56,12 @@ func run(ctx context.Context, cfg config, out io.Writer) error {
 	return s.serve(ctx)
 }
 
-// listen checks cfg and binds its address.
+// listen binds cfg's address and sets up the server for cfg, which
+// parseFlags has checked.
 func listen(cfg config, out io.Writer) (*server, error) {
-	if cfg.timeout <= 0 || cfg.resolution <= 0 {
-		return nil, fmt.Errorf("timeout %v and resolution %v must be positive", cfg.timeout, cfg.resolution)
-	}
-	var timers packwheel.Timers[*session]
-	switch cfg.wheel {
-	case "hashed":
+	var timers packwheel.Timers[*session] = new(packwheel.Wheel[*session])
+	if cfg.wheel == "hashed" {
 		timers = packwheel.NewHashed[*session](packwheel.HashedOptions{})
-	case "hierarchical":
-		timers = new(packwheel.Wheel[*session])
-	default:
-		return nil, fmt.Errorf("unknown wheel %q: want hashed or hierarchical", cfg.wheel)
 	}
 	addr, err := net.ResolveUDPAddr("udp", cfg.addr)
 	if err != nil {
@@ -138,9 +132,10 @@ func (s *server) touch(peer netip.AddrPort, now time.Time) {
 	// Any tick from the first that begins after the timeout to the last
 	// that begins within one resolution of it will do: the session never
 	// expires early nor more than a resolution late, and a packet whose
-	// range still holds the current deadline costs no wheel work.
-	earliest := s.clock.Deadline(now, s.timeout)
-	latest := s.clock.Tick(now.Add(s.timeout + s.clock.Resolution()))
+	// range still holds the current deadline costs no wheel work. Range
+	// reads now once: Tick(now.Add(timeout)) could measure a time past the
+	// year 2157 on another clock than now (TestTouchFarFuture).
+	earliest, latest := s.clock.Range(now, s.timeout)
 	s.timers.ScheduleRange(&ss.timer, earliest, latest, ss)
 }
 

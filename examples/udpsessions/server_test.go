@@ -13,6 +13,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/packwheel/packwheel"
+	"github.com/packwheel/packwheel/internal/cmdtest"
+	"github.com/packwheel/packwheel/internal/monoskew"
 	"github.com/packwheel/packwheel/internal/stall"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -216,23 +219,27 @@ func TestRunStops(t *testing.T) {
 	ctx, cancel := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel()
 	start := time.Now()
-	require.NoError(t, run(ctx, config{addr: "127.0.0.1:0", timeout: time.Second, resolution: resolution, wheel: "hashed"}, &out))
+	require.NoError(t, run(ctx, []string{"-addr", "127.0.0.1:0", "-timeout", "1s", "-wheel", "hashed"}, &out))
 	require.Less(t, time.Since(start), maxWait)
 	require.Contains(t, out.String(), "listening on 127.0.0.1:")
 }
 
-// TestConfigErrors checks that listen rejects what NewClock, the wheels or
-// the socket would not take.
-func TestConfigErrors(t *testing.T) {
-	for _, cfg := range []config{
-		{addr: "127.0.0.1:0", timeout: 0, resolution: resolution, wheel: "hashed"},
-		{addr: "127.0.0.1:0", timeout: timeout, resolution: 0, wheel: "hashed"},
-		{addr: "127.0.0.1:0", timeout: timeout, resolution: resolution, wheel: "calendar"},
-		{addr: "127.0.0.1:bad", timeout: timeout, resolution: resolution, wheel: "hashed"},
-	} {
-		_, err := listen(cfg, nil)
-		require.Error(t, err, "%+v", cfg)
+// TestUsage checks, in child processes, the exit status and message of
+// each kind of bad command line, that none of them starts the server, and
+// that the usage names the program rather than the binary's path.
+func TestUsage(t *testing.T) {
+	if cmdtest.RunChild("udpsessions", main) {
+		return
 	}
+	cmdtest.CheckUsage(t, "TestUsage", "listening on", []cmdtest.Usage{
+		{Args: []string{"-h"}, Status: 0, Stderr: "Usage of udpsessions:\n"},
+		{Args: []string{"-no-such-flag"}, Status: 2, Stderr: "flag provided but not defined: -no-such-flag"},
+		{Args: []string{"now", "-timeout", "0s"}, Status: 2, Stderr: `udpsessions: unexpected argument "now"`},
+		{Args: []string{"-timeout", "0s"}, Status: 2, Stderr: "udpsessions: -timeout 0s: must be positive\n"},
+		{Args: []string{"-resolution", "-1ms"}, Status: 2, Stderr: "udpsessions: -resolution -1ms: must be positive\n"},
+		{Args: []string{"-wheel", "calendar"}, Status: 2, Stderr: `udpsessions: -wheel "calendar": want hashed or hierarchical`},
+		{Args: []string{"-addr", "127.0.0.1:bad"}, Status: 1, Stderr: "udpsessions: "},
+	})
 }
 
 // TestTouchAllocs checks that a packet from a known peer allocates
@@ -249,4 +256,23 @@ func TestTouchAllocs(t *testing.T) {
 		s.touch(addr, now)
 	})
 	require.Zero(t, allocs)
+}
+
+// TestTouchFarFuture is `udpsessions -timeout 1200000h -resolution 1ns`:
+// the session's deadline lies past the year 2157, where time.Time.Add
+// drops the monotonic reading, and the first packet must not panic with a
+// reversed range.
+func TestTouchFarFuture(t *testing.T) {
+	s, err := listen(config{addr: "127.0.0.1:0", timeout: 1_200_000 * time.Hour, resolution: time.Nanosecond, wheel: "hierarchical"}, io.Discard)
+	require.NoError(t, err)
+	defer s.conn.Close()
+	origin, now := monoskew.Pair(t, 2*time.Nanosecond)
+	s.clock = packwheel.NewClock(origin, time.Nanosecond)
+	addr := netip.MustParseAddrPort("127.0.0.1:5000")
+	for _, at := range []time.Time{now, now.Add(time.Nanosecond)} {
+		s.touch(addr, at)
+		earliest, latest := s.clock.Range(at, s.timeout)
+		require.GreaterOrEqual(t, s.sessions[addr].timer.Deadline(), earliest)
+		require.LessOrEqual(t, s.sessions[addr].timer.Deadline(), latest)
+	}
 }
