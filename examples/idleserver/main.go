@@ -23,52 +23,21 @@ import (
 	"log"
 	"net"
 	"os"
-	"os/signal"
 	"runtime"
 	"sync"
-	"syscall"
 	"time"
 
 	"github.com/packwheel/packwheel/idleconn"
+	"github.com/packwheel/packwheel/internal/cli"
 	"github.com/panjf2000/gnet/v2"
 	"github.com/panjf2000/gnet/v2/pkg/logging"
 )
 
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	err := run(ctx, os.Args[1:], os.Stdout)
-	var usage usageError
-	var badValue badValueError
-	switch {
-	case errors.As(err, &usage):
-		// The flag package has printed it, with the usage.
-		os.Exit(2)
-	case errors.As(err, &badValue):
-		fmt.Fprintln(os.Stderr, "idleserver:", err)
-		os.Exit(2)
-	case err != nil:
-		fmt.Fprintln(os.Stderr, "idleserver:", err)
-		os.Exit(1)
-	}
-}
-
-// usageError is an error in the command line that the flag package has
-// already reported on stderr.
-type usageError struct{ error }
-
-func (e usageError) Unwrap() error { return e.error }
-
-// badValueError is a flag value, or an argument, that run refuses: a usage
-// error the flag package did not see.
-type badValueError struct{ error }
-
-func badValue(format string, args ...any) error {
-	return badValueError{fmt.Errorf(format, args...)}
-}
+func main() { cli.Main("idleserver", run) }
 
 // run parses args, serves until ctx is done, and reports to out. With -h
-// it prints the usage and returns nil, as a request for help is no error.
+// it prints the usage and returns flag.ErrHelp, which cli.Status maps to
+// success; a bad command line is a cli.UsageError.
 func run(ctx context.Context, args []string, out io.Writer) error {
 	fs := flag.NewFlagSet("idleserver", flag.ContinueOnError)
 	addr := fs.String("addr", "127.0.0.1:9000", "TCP address to listen on")
@@ -79,13 +48,8 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	stall := fs.Duration("write-stall", 0, "close connections whose pending output has not drained for this long (0: no limit)")
 	maxConns := fs.Int("max-conns", 0, "refuse connections beyond this many open; keep it under ulimit -n (0: no limit)")
 	every := fs.Duration("stats", 5*time.Second, "interval between status lines")
-	if err := fs.Parse(args); errors.Is(err, flag.ErrHelp) {
-		return nil
-	} else if err != nil {
-		return usageError{err}
-	}
-	if fs.NArg() > 0 {
-		return badValue("unexpected argument %q: idleserver takes flags only", fs.Arg(0))
+	if err := cli.Parse(fs, args); err != nil {
+		return err
 	}
 	opts := idleconn.Options{Timeout: *timeout, MaxLifetime: *maxLife, WriteStallTimeout: *stall, MaxConns: *maxConns}
 	switch *wheel {
@@ -93,23 +57,24 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	case "hierarchical":
 		opts.Wheel = idleconn.Hierarchical
 	default:
-		return badValue("-wheel %q: want hashed or hierarchical", *wheel)
+		return cli.Usagef("-wheel %q: want hashed or hierarchical", *wheel)
 	}
 	// idleconn.New checks these too, but its errors name Options fields,
 	// not flags.
 	switch {
 	case *timeout < idleconn.MinResolution:
-		return badValue("-timeout %v: must be at least %v", *timeout, idleconn.MinResolution)
+		return cli.Usagef("-timeout %v: must be at least %v", *timeout, idleconn.MinResolution)
 	case *maxLife < 0:
-		return badValue("-max-life %v: must not be negative (0: no limit)", *maxLife)
+		return cli.Usagef("-max-life %v: must not be negative (0: no limit)", *maxLife)
 	case *stall < 0:
-		return badValue("-write-stall %v: must not be negative (0: no limit)", *stall)
+		return cli.Usagef("-write-stall %v: must not be negative (0: no limit)", *stall)
 	case *maxConns < 0:
-		return badValue("-max-conns %d: must not be negative (0: no limit)", *maxConns)
-	case *loops < 1:
-		return badValue("-loops %d: must be at least 1", *loops)
+		return cli.Usagef("-max-conns %d: must not be negative (0: no limit)", *maxConns)
 	case *every <= 0:
-		return badValue("-stats %v: must be positive", *every)
+		return cli.Usagef("-stats %v: must be positive", *every)
+	}
+	if err := cli.CheckLoops(*loops); err != nil {
+		return err
 	}
 
 	srv := &echo{out: out, booted: make(chan gnet.Engine, 1)}
