@@ -75,6 +75,25 @@ func BenchmarkOnTraffic(b *testing.B) {
 	}
 }
 
+// BenchmarkOnTrafficWriteStall is BenchmarkOnTraffic's wrapped case with
+// a write stall timeout on, which makes OnTraffic look at the outbound
+// buffer after the wrapped handler (nothing is pending here, the common
+// case).
+func BenchmarkOnTrafficWriteStall(b *testing.B) {
+	for _, n := range benchSizes {
+		b.Run(fmt.Sprintf("conns=%d", n), func(b *testing.B) {
+			f, _, conns := benchServer(b, &fdReader{}, Options{Timeout: time.Minute, WriteStallTimeout: time.Minute}, n, 1)
+			b.ReportAllocs()
+			b.ResetTimer()
+			for i := range b.N {
+				c := conns[i%n]
+				c.reads++
+				f.h.OnTraffic(c)
+			}
+		})
+	}
+}
+
 // trafficPaths are the ways the data path could keep a connection's
 // timer: the lazy one Handler uses, and two that move the timer.
 var trafficPaths = []struct {
@@ -82,7 +101,7 @@ var trafficPaths = []struct {
 	path func(h *Handler, c gnet.Conn)
 }{
 	// lazy: stamp the epoch; the timer is re-armed when it fires.
-	{"lazy", (*Handler).stamp},
+	{"lazy", func(h *Handler, c gnet.Conn) { h.stamp(c) }},
 	// eager: reschedule the timer on every read.
 	{"eager", func(h *Handler, c gnet.Conn) {
 		if s := h.table.lookup(c.Fd()); s != nil {

@@ -2,6 +2,7 @@ package idleconn
 
 import (
 	"context"
+	"net"
 	"time"
 
 	"github.com/panjf2000/gnet/v2"
@@ -52,13 +53,19 @@ type fakeConn struct {
 	loop  *fakeLoop
 	open  bool
 	ctx   any
-	reads int // counted by benchmarks, as gnet points c.buffer at new data
+	reads int32 // counted by benchmarks, as gnet points c.buffer at new data
+	out   int32 // outbound bytes pending
 }
 
 func (c *fakeConn) Fd() int                   { return c.fd }
 func (c *fakeConn) EventLoop() gnet.EventLoop { return c.loop }
 func (c *fakeConn) Context() any              { return c.ctx }
 func (c *fakeConn) SetContext(v any)          { c.ctx = v }
+func (c *fakeConn) OutboundBuffered() int     { return int(c.out) }
+func (c *fakeConn) LocalAddr() net.Addr       { return fakeAddr }
+
+// fakeAddr is every fake connection's local address: a TCP one.
+var fakeAddr net.Addr = &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 1}
 
 // openFake opens a fake connection with the given fd on l, through h.
 func openFake(h *Handler, l *fakeLoop, fd int) *fakeConn {

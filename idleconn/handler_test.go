@@ -37,7 +37,7 @@ func (f *fakeServer) loop() *fakeLoop { return &fakeLoop{h: f.h} }
 func (f *fakeServer) advance(d time.Duration, loops ...*fakeLoop) {
 	for end := f.clk.t.Add(d); f.clk.t.Before(end); {
 		f.clk.t = f.clk.t.Add(f.h.cfg.tick)
-		f.h.OnTick()
+		f.h.wake(f.clk.t)
 		for _, l := range loops {
 			l.runQueued()
 		}
@@ -93,8 +93,9 @@ func TestFdReuse(t *testing.T) {
 	fresh := openFake(f.h, l, 7)
 	s := f.slot(fresh)
 	require.NotNil(t, s)
-	require.Equal(t, f.h.clock.Tick(f.clk.t), s.born, "the new connection's open time is its own")
-	require.Equal(t, uint64(noData), s.last, "the new connection has received nothing")
+	require.Equal(t, f.h.clock.Tick(f.clk.t), s.lim().born, "the new connection's open time is its own")
+	require.Equal(t, uint64(stampSettled), s.last, "the new connection has received nothing")
+	require.Equal(t, s.lim().born, s.lim().lastAt, "it is idle since its open")
 	f.h.OnTraffic(old) // a stale event for the old connection touches nothing
 	f.advance(90*time.Millisecond, l)
 	require.True(t, fresh.open, "closed before its own timeout")
@@ -158,7 +159,7 @@ func TestBurst(t *testing.T) {
 				openFake(f.h, l, fd)
 			}
 			f.clk.t = f.clk.t.Add(200 * time.Millisecond)
-			f.h.OnTick()
+			f.h.wake(f.clk.t)
 			runs := 0
 			for len(l.queued) > 0 {
 				r := l.queued[0]
@@ -259,38 +260,15 @@ func (c *tickCounter) OnTick() (time.Duration, gnet.Action) {
 	return c.delay, c.action
 }
 
-// TestTickDelegation checks that the wrapped handler's OnTick runs at its
-// own pace, whichever of the two delays is shorter.
-func TestTickDelegation(t *testing.T) {
-	for _, tc := range []struct {
-		delay time.Duration
-		calls int // in one second
-	}{
-		{time.Millisecond, 1000},     // faster than the reaper
-		{100 * time.Millisecond, 10}, // slower
-		{0, 160},                     // once per reaper tick (Resolution/4)
-	} {
-		user := &tickCounter{delay: tc.delay, action: gnet.Shutdown}
-		f := newFakeServer(t, user, Options{Timeout: 200 * time.Millisecond})
-		start := f.clk.t
-		for f.clk.t.Sub(start) < time.Second {
-			d, action := f.h.OnTick()
-			require.Positive(t, d)
-			require.LessOrEqual(t, d, f.h.cfg.tick)
-			if user.calls > 0 && tc.delay > 0 {
-				require.LessOrEqual(t, d, tc.delay)
-			}
-			_ = action
-			f.clk.t = f.clk.t.Add(d)
-		}
-		require.InDelta(t, tc.calls, user.calls, 1, "delay %v", tc.delay)
-	}
+// TestTickPassThrough checks that OnTick is the wrapped handler's own: the
+// reaper needs no ticker.
+func TestTickPassThrough(t *testing.T) {
 	user := &tickCounter{delay: time.Hour, action: gnet.Shutdown}
 	f := newFakeServer(t, user, Options{Timeout: time.Second})
-	_, action := f.h.OnTick()
-	require.Equal(t, gnet.Shutdown, action, "the wrapped handler's action is returned")
-	_, action = f.h.OnTick()
-	require.Equal(t, gnet.None, action, "when the wrapped OnTick did not run")
+	d, action := f.h.OnTick()
+	require.Equal(t, time.Hour, d)
+	require.Equal(t, gnet.Shutdown, action)
+	require.Equal(t, 1, user.calls)
 }
 
 // TestZeroAllocs checks that the data path, and opens, closes and reaper
@@ -355,13 +333,13 @@ func TestIdleDue(t *testing.T) {
 	require.Equal(t, now, l.ring[l.epoch&l.mask], "the latest refresh saw this tick")
 	require.Greater(t, l.epoch, l.mask)
 
-	assert.Equal(t, now+1+idle, l.idleDue(l.epoch, now), "data since the latest refresh")
-	assert.Equal(t, now+idle, l.idleDue(l.epoch-1, now), "data before the latest refresh")
-	assert.Equal(t, now-4+idle, l.idleDue(l.epoch-5, now))
+	assert.Equal(t, now+1+idle, l.stampDue(l.epoch, 0, idle, now), "data since the latest refresh")
+	assert.Equal(t, now+idle, l.stampDue(l.epoch-1, 0, idle, now), "data before the latest refresh")
+	assert.Equal(t, now-4+idle, l.stampDue(l.epoch-5, 0, idle, now))
 	oldest := l.ring[(l.epoch-l.mask)&l.mask]
 	assert.Equal(t, now-l.mask+idle, oldest+idle)
-	assert.Equal(t, oldest+idle, l.idleDue(l.epoch-l.mask-1, now), "older than the ring")
-	assert.Equal(t, oldest+idle, l.idleDue(0, now))
+	assert.Equal(t, oldest+idle, l.stampDue(l.epoch-l.mask-1, 0, idle, now), "older than the ring")
+	assert.Equal(t, oldest+idle, l.stampDue(0, 0, idle, now))
 }
 
 // TestShutdownWhileReaping checks that OnShutdown coming while a loop's
@@ -386,7 +364,7 @@ func TestShutdownWhileReaping(t *testing.T) {
 	gl := g.loop()
 	openFake(g.h, gl, 3)
 	g.clk.t = g.clk.t.Add(200 * time.Millisecond)
-	g.h.OnTick()
+	g.h.wake(g.clk.t)
 	require.Len(t, gl.queued, 1)
 	g.h.OnShutdown(gnet.Engine{})
 	require.NotPanics(t, gl.runQueued)

@@ -11,7 +11,7 @@ import (
 
 // MinResolution is the smallest Options.Resolution, and so the smallest
 // Options.Timeout. The reaper ticks four times per Resolution; a finer one
-// would make gnet's ticker goroutine wake more often than once per 250µs.
+// would make its driver wake more often than once per 250µs.
 const MinResolution = time.Millisecond
 
 // ticksPerResolution is how many wheel ticks make one Resolution. Closes
@@ -29,7 +29,8 @@ const maxTimeoutPerResolution = 1024
 // a usable zero value.
 type Options struct {
 	// Timeout is how long a connection may receive nothing before the
-	// reaper closes it. At least MinResolution.
+	// reaper closes it. At least MinResolution. Handler.SetIdleTimeout
+	// overrides it per connection.
 	Timeout time.Duration
 
 	// Resolution is how late a close may come: an idle connection is
@@ -48,8 +49,34 @@ type Options struct {
 	// MaxLifetime, if positive, closes a connection that has been open this
 	// long even if it is busy, within MaxLifetime+Resolution, so that a
 	// client trickling a byte per Timeout cannot hold a slot forever. Zero
-	// means no limit.
+	// means no limit. Handler.SetMaxLifetime overrides it per connection.
 	MaxLifetime time.Duration
+
+	// WriteStallTimeout, if positive, closes a connection that has had
+	// outbound data pending (gnet's Conn.OutboundBuffered) with none of it
+	// drained for this long, within WriteStallTimeout+Resolution, so that
+	// a client that stops reading cannot make the server buffer without
+	// end. Zero means no limit. Handler.SetWriteStallTimeout overrides it
+	// per connection.
+	WriteStallTimeout time.Duration
+
+	// MaxConns, if positive, is how many connections the server holds at
+	// once: one opened beyond it is closed at once in OnOpen, before the
+	// wrapped handler hears of it (neither its OnOpen nor its OnClose is
+	// called), counted in Stats.Refused and passed to OnRefuse. Set it
+	// so that gnet never fails an accept, which stops its whole engine:
+	// below the process's descriptor limit (ulimit -n), less the
+	// descriptors the process holds for anything else, less the largest
+	// burst of connections arriving at once (up to the listen backlog,
+	// net.core.somaxconn), since gnet's main reactor accepts every
+	// connection waiting before an event loop's OnOpen can refuse one.
+	// Zero means no limit.
+	MaxConns int
+
+	// OnRefuse, if not nil, is called with each connection MaxConns
+	// refuses, on its event loop, before it is closed; it may write a
+	// last message to it.
+	OnRefuse func(c gnet.Conn)
 
 	// OnReap, if not nil, is called just before the reaper closes a
 	// connection, with the reason. It runs on the connection's event loop,
@@ -86,7 +113,7 @@ func (k WheelKind) String() string {
 }
 
 // Reason says why the reaper closed a connection. The zero value is not a
-// reason; OnReap is only ever given Idle or Lifetime.
+// reason and is never given to OnReap.
 type Reason int
 
 const (
@@ -94,15 +121,33 @@ const (
 	Idle Reason = iota + 1
 	// Lifetime means the connection was open for MaxLifetime.
 	Lifetime
+	// Deadline means the connection's deadline (Handler.SetDeadline)
+	// passed.
+	Deadline
+	// WriteStall means the connection had outbound data pending, none of
+	// it drained, for its write stall timeout.
+	WriteStall
+	// Shed means Handler.CloseIdle closed the connection.
+	Shed
 )
 
-// String returns "idle" or "lifetime", or "Reason(N)" for any other value.
+// reasons is how many Reasons there are: Stats counts each.
+const reasons = int(Shed)
+
+// String returns "idle", "lifetime", "deadline", "write stall" or "shed",
+// or "Reason(N)" for any other value.
 func (r Reason) String() string {
 	switch r {
 	case Idle:
 		return "idle"
 	case Lifetime:
 		return "lifetime"
+	case Deadline:
+		return "deadline"
+	case WriteStall:
+		return "write stall"
+	case Shed:
+		return "shed"
 	}
 	return fmt.Sprintf("Reason(%d)", int(r))
 }
@@ -117,10 +162,13 @@ type config struct {
 	// have been almost over, plus the Timeout rounded up to ticks.
 	idleTicks uint64
 	// lifeTicks is the same for MaxLifetime, counted from the tick of the
-	// open; 0 means no limit.
-	lifeTicks uint64
-	wheel     WheelKind
-	slots     int // of a hashed wheel
+	// open; stallTicks for WriteStallTimeout; 0 means no limit.
+	lifeTicks  uint64
+	stallTicks uint64
+	maxConns   int64
+	onRefuse   func(gnet.Conn)
+	wheel      WheelKind
+	slots      int // of a hashed wheel
 	// ringSize is how many refreshes a loop remembers the ticks of: a
 	// power of two of at least idleTicks+2; see loop.idleDue.
 	ringSize int
@@ -148,22 +196,39 @@ func newConfig(opts Options) (config, error) {
 	if opts.MaxLifetime < 0 {
 		return config{}, errors.New("idleconn: MaxLifetime must not be negative (zero means no limit)")
 	}
+	if opts.WriteStallTimeout < 0 {
+		return config{}, errors.New("idleconn: WriteStallTimeout must not be negative (zero means no limit)")
+	}
+	if opts.MaxConns < 0 {
+		return config{}, errors.New("idleconn: MaxConns must not be negative (zero means no limit)")
+	}
 	tick := res / ticksPerResolution
 	c := config{
 		resolution: res,
 		tick:       tick,
-		idleTicks:  1 + ceilDiv(opts.Timeout, tick),
+		idleTicks:  limitTicks(opts.Timeout, tick),
+		lifeTicks:  limitTicks(opts.MaxLifetime, tick),
+		stallTicks: limitTicks(opts.WriteStallTimeout, tick),
+		maxConns:   int64(opts.MaxConns),
+		onRefuse:   opts.OnRefuse,
 		wheel:      opts.Wheel,
 		onReap:     opts.OnReap,
-	}
-	if opts.MaxLifetime > 0 {
-		c.lifeTicks = 1 + ceilDiv(opts.MaxLifetime, tick)
 	}
 	// A timer is never scheduled further ahead than the next refresh plus
 	// idleTicks, so this many slots make one revolution span it.
 	c.slots = pow2AtLeast(c.idleTicks + 2)
 	c.ringSize = c.slots
 	return c, nil
+}
+
+// limitTicks returns how many ticks after the tick an event came in a limit
+// of d counted from it is due: one for that tick, which may have been
+// almost over, plus d rounded up to ticks. It returns 0, no limit, for d 0.
+func limitTicks(d, tick time.Duration) uint64 {
+	if d == 0 {
+		return 0
+	}
+	return 1 + ceilDiv(d, tick)
 }
 
 // ceilDiv returns d/unit rounded up, for positive d and unit.

@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/packwheel/packwheel"
 	"github.com/panjf2000/gnet/v2"
 	"github.com/stretchr/testify/require"
 )
@@ -40,8 +41,8 @@ type simConn struct {
 }
 
 // sim drives a Handler over one fake loop with a fake clock, in steps of
-// step: gnet's ticker at the delays OnTick returns, the loop running what
-// the ticker queued lag later, and the clients sending.
+// step: the driver at the ticks wake returns or when nudged, the loop
+// running what the driver queued lag later, and the clients sending.
 type sim struct {
 	t     *testing.T
 	rng   *rand.Rand
@@ -74,9 +75,14 @@ func (s *sim) run(end, step time.Duration, lag func() time.Duration) {
 	fd := 100
 	for s.elapsed() < end {
 		now := s.elapsed()
-		if now >= nextTick {
-			d, _ := s.h.OnTick()
-			nextTick = now + d
+		if now >= nextTick || nudged(s.h) {
+			// The driver: it sleeps until the tick wake returns, or
+			// until a loop nudges it.
+			next := s.h.wake(s.clk.t)
+			nextTick = end
+			if next != packwheel.MaxTick {
+				nextTick = now + max(s.h.clock.Until(next, s.clk.t), step)
+			}
 			if len(s.loop.queued) > 0 && runAt <= now {
 				runAt = now + lag()
 			}
@@ -99,6 +105,16 @@ func (s *sim) run(end, step time.Duration, lag func() time.Duration) {
 			}
 		}
 		s.clk.t = s.clk.t.Add(step)
+	}
+}
+
+// nudged reports whether a loop nudged h's driver, taking the nudge.
+func nudged(h *Handler) bool {
+	select {
+	case <-h.wakeup:
+		return true
+	default:
+		return false
 	}
 }
 

@@ -132,13 +132,13 @@ func (s *echoServer) reaped() []reapRecord {
 }
 
 // serve runs h, which wraps s, on 127.0.0.1 with the given number of event
-// loops until the test ends or calls s.stop, and returns the address it
+// loops and gnet options (no ticker unless given) until the test ends or calls s.stop, and returns the address it
 // listens on.
-func serve(t testing.TB, s *echoServer, h *Handler, loops int) string {
+func serve(t testing.TB, s *echoServer, h *Handler, loops int, opts ...gnet.Option) string {
 	t.Helper()
 	done := make(chan error, 1)
 	go func() {
-		done <- gnet.Run(h, "tcp://127.0.0.1:0", gnet.WithNumEventLoop(loops), gnet.WithTicker(true))
+		done <- gnet.Run(h, "tcp://127.0.0.1:0", append(opts, gnet.WithNumEventLoop(loops))...)
 	}()
 	deadline := time.Now().Add(5 * time.Second)
 	for {
@@ -152,7 +152,9 @@ func serve(t testing.TB, s *echoServer, h *Handler, loops int) string {
 				require.NoError(t, eng.Stop(ctx))
 				require.NoError(t, <-done)
 				// The engine has stopped: every wheel and all state is gone.
-				require.Equal(t, Stats{ReapedIdle: h.Stats().ReapedIdle, ReapedLifetime: h.Stats().ReapedLifetime}, h.Stats())
+				st := h.Stats()
+				require.Zero(t, st.Loops+st.Tracked+st.Timers, "%+v", st)
+				require.Nil(t, h.drv, "the driver stopped")
 			})
 			t.Cleanup(s.stop)
 			return addr

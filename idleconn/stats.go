@@ -8,12 +8,15 @@ type Stats struct {
 	// Tracked is the number of connections being tracked.
 	Tracked int
 	// Timers is the number of timers in the loops' wheels, as each loop
-	// last published it. Once events settle it equals Tracked: every
-	// tracked connection has exactly one timer.
+	// last published it. Once events settle it equals Tracked, less the
+	// connections whose every limit is off, which need no timer.
 	Timers int
-	// ReapedIdle and ReapedLifetime count the connections the reaper has
-	// closed, for each Reason, since New.
-	ReapedIdle, ReapedLifetime uint64
+	// ReapedIdle, ReapedLifetime, ReapedDeadline and ReapedWriteStall
+	// count the connections the reaper has closed for each Reason, and
+	// Shed those CloseIdle closed, since New.
+	ReapedIdle, ReapedLifetime, ReapedDeadline, ReapedWriteStall, Shed uint64
+	// Refused counts the connections refused for MaxConns since New.
+	Refused uint64
 }
 
 // Stats returns a snapshot of the reaper's state. Safe from any goroutine;
@@ -21,8 +24,12 @@ type Stats struct {
 // connections and no timers.
 func (h *Handler) Stats() Stats {
 	s := Stats{
-		ReapedIdle:     h.reaped[Idle-Idle].Load(),
-		ReapedLifetime: h.reaped[Lifetime-Idle].Load(),
+		ReapedIdle:       h.reaped[Idle-1].Load(),
+		ReapedLifetime:   h.reaped[Lifetime-1].Load(),
+		ReapedDeadline:   h.reaped[Deadline-1].Load(),
+		ReapedWriteStall: h.reaped[WriteStall-1].Load(),
+		Shed:             h.reaped[Shed-1].Load(),
+		Refused:          h.refused.Load(),
 	}
 	for _, l := range h.loops.all() {
 		s.Loops++

@@ -7,14 +7,20 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestSlotIsOneLine checks the layout the data path relies on: a slot per
-// cache line, in chunks the allocator aligns to pages.
-func TestSlotIsOneLine(t *testing.T) {
-	require.Equal(t, uintptr(64), unsafe.Sizeof(slot{}))
+// TestSlotLayout checks the layout the data path relies on: a slot per
+// cache line holding all it touches, in chunks the allocator aligns to
+// pages, and a connection's limits in a line of their own.
+func TestSlotLayout(t *testing.T) {
+	require.Equal(t, uintptr(64), unsafe.Sizeof(slot{}), "the data path's line")
+	require.Equal(t, uintptr(64), unsafe.Sizeof(limits{}), "the limits' line")
+	ch := new(chunk)
+	require.Same(t, &ch.lims[7], ch.slots[7].lim())
+	require.Same(t, &ch.lims[1023], ch.slots[1023].lim())
 	var tab fdTable
 	require.Nil(t, tab.lookup(5))
 	s := tab.get(5000)
 	require.Zero(t, uintptr(unsafe.Pointer(s))%64)
+	require.Zero(t, uintptr(unsafe.Pointer(s.lim()))%64)
 	require.Same(t, s, tab.lookup(5000))
 	require.Nil(t, tab.lookup(5), "chunks are made only for descriptors in use")
 	require.Nil(t, tab.lookup(-1))

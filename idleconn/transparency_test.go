@@ -70,7 +70,7 @@ func TestTransparency(t *testing.T) {
 		assert.Equal(t, 1, s.shutdowns, "OnShutdown")
 	})
 	start := time.Now()
-	addr := serve(t, &s.echoServer, h, 2)
+	addr := serve(t, &s.echoServer, h, 2, gnet.WithTicker(true))
 
 	type conn struct {
 		net.Conn

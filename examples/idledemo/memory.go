@@ -3,6 +3,8 @@
 package main
 
 import (
+	"context"
+	"errors"
 	"runtime"
 
 	"github.com/packwheel/packwheel/idleconn"
@@ -22,6 +24,8 @@ func reaperMemory(cfg config, n int) (uint64, error) {
 		return 0, err
 	}
 	h.OnBoot(gnet.Engine{})
+	// OnBoot starts the reaper's driver; OnShutdown stops it.
+	defer h.OnShutdown(gnet.Engine{})
 	loops := make([]*replicaLoop, cfg.loops)
 	for i := range loops {
 		loops[i] = new(replicaLoop)
@@ -52,7 +56,9 @@ func heapInUse() uint64 {
 
 // replicaConn and replicaLoop stand for gnet's connections and event
 // loops in the measurement: OnOpen asks a connection only for its
-// descriptor and its loop. Other methods would panic.
+// descriptor and its loop, and the reaper's driver may ask a loop to run
+// its runnable, which a replica refuses as a loop shutting down does.
+// Other methods would panic.
 type replicaConn struct {
 	gnet.Conn
 	fd   int
@@ -63,3 +69,7 @@ func (c *replicaConn) Fd() int                   { return c.fd }
 func (c *replicaConn) EventLoop() gnet.EventLoop { return c.loop }
 
 type replicaLoop struct{ gnet.EventLoop }
+
+func (*replicaLoop) Execute(context.Context, gnet.Runnable) error {
+	return errors.New("a replica loop runs nothing")
+}

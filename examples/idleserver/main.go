@@ -1,11 +1,17 @@
-// Command idleserver is a gnet echo server that closes idle connections
-// with package idleconn.
+// Command idleserver is a gnet echo server that closes idle connections,
+// clients that stop reading and connections beyond a count with package
+// idleconn.
 //
-//	go run ./examples/idleserver -timeout 10s
+//	go run ./examples/idleserver -timeout 10s -write-stall 5s -max-conns 10000
 //
 // It prints "listening on ADDR" once it accepts connections, then a status
-// line every few seconds with the open and reaped counts, and exits cleanly
-// on SIGINT or SIGTERM.
+// line every few seconds with the open, reaped and refused counts, and
+// exits cleanly on SIGINT or SIGTERM. It exits with status 2 on a usage
+// error (a bad flag or value, or any argument that is not a flag), and 1 on
+// any other error, including the engine stopping on its own: gnet stops
+// its whole engine when an accept fails (for want of descriptors, say) and
+// its Run may then return nil. Set -max-conns below the descriptor limit
+// (ulimit -n) to keep that from happening.
 package main
 
 import (
@@ -17,39 +23,21 @@ import (
 	"log"
 	"net"
 	"os"
-	"os/signal"
 	"runtime"
-	"syscall"
+	"sync"
 	"time"
 
 	"github.com/packwheel/packwheel/idleconn"
+	"github.com/packwheel/packwheel/internal/cli"
 	"github.com/panjf2000/gnet/v2"
 	"github.com/panjf2000/gnet/v2/pkg/logging"
 )
 
-func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
-	defer stop()
-	err := run(ctx, os.Args[1:], os.Stdout)
-	var usage usageError
-	switch {
-	case errors.As(err, &usage):
-		// The flag package has printed it, with the usage.
-		os.Exit(2)
-	case err != nil:
-		fmt.Fprintln(os.Stderr, "idleserver:", err)
-		os.Exit(1)
-	}
-}
-
-// usageError is an error in the command line that the flag package has
-// already reported on stderr.
-type usageError struct{ error }
-
-func (e usageError) Unwrap() error { return e.error }
+func main() { cli.Main("idleserver", run) }
 
 // run parses args, serves until ctx is done, and reports to out. With -h
-// it prints the usage and returns nil, as a request for help is no error.
+// it prints the usage and returns flag.ErrHelp, which cli.Status maps to
+// success; a bad command line is a cli.UsageError.
 func run(ctx context.Context, args []string, out io.Writer) error {
 	fs := flag.NewFlagSet("idleserver", flag.ContinueOnError)
 	addr := fs.String("addr", "127.0.0.1:9000", "TCP address to listen on")
@@ -57,31 +45,36 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	loops := fs.Int("loops", runtime.NumCPU(), "event loops")
 	wheel := fs.String("wheel", "hashed", "timer wheel: hashed or hierarchical")
 	maxLife := fs.Duration("max-life", 0, "close connections open this long even if busy (0: no limit)")
+	stall := fs.Duration("write-stall", 0, "close connections whose pending output has not drained for this long (0: no limit)")
+	maxConns := fs.Int("max-conns", 0, "refuse connections beyond this many open; keep it under ulimit -n (0: no limit)")
 	every := fs.Duration("stats", 5*time.Second, "interval between status lines")
-	if err := fs.Parse(args); errors.Is(err, flag.ErrHelp) {
-		return nil
-	} else if err != nil {
-		return usageError{err}
+	if err := cli.Parse(fs, args); err != nil {
+		return err
 	}
-	opts := idleconn.Options{Timeout: *timeout, MaxLifetime: *maxLife}
+	opts := idleconn.Options{Timeout: *timeout, MaxLifetime: *maxLife, WriteStallTimeout: *stall, MaxConns: *maxConns}
 	switch *wheel {
 	case "hashed":
 	case "hierarchical":
 		opts.Wheel = idleconn.Hierarchical
 	default:
-		return fmt.Errorf("-wheel %q: want hashed or hierarchical", *wheel)
+		return cli.Usagef("-wheel %q: want hashed or hierarchical", *wheel)
 	}
 	// idleconn.New checks these too, but its errors name Options fields,
 	// not flags.
 	switch {
 	case *timeout < idleconn.MinResolution:
-		return fmt.Errorf("-timeout %v: must be at least %v", *timeout, idleconn.MinResolution)
+		return cli.Usagef("-timeout %v: must be at least %v", *timeout, idleconn.MinResolution)
 	case *maxLife < 0:
-		return fmt.Errorf("-max-life %v: must not be negative (0: no limit)", *maxLife)
-	case *loops < 1:
-		return fmt.Errorf("-loops %d: must be at least 1", *loops)
+		return cli.Usagef("-max-life %v: must not be negative (0: no limit)", *maxLife)
+	case *stall < 0:
+		return cli.Usagef("-write-stall %v: must not be negative (0: no limit)", *stall)
+	case *maxConns < 0:
+		return cli.Usagef("-max-conns %d: must not be negative (0: no limit)", *maxConns)
 	case *every <= 0:
-		return fmt.Errorf("-stats %v: must be positive", *every)
+		return cli.Usagef("-stats %v: must be positive", *every)
+	}
+	if err := cli.CheckLoops(*loops); err != nil {
+		return err
 	}
 
 	srv := &echo{out: out, booted: make(chan gnet.Engine, 1)}
@@ -89,10 +82,14 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
-	logging.SetDefaultLoggerAndFlusher(errorsOnly{}, nil)
+	logger := &errorsOnly{}
+	logging.SetDefaultLoggerAndFlusher(logger, nil)
 	done := make(chan error, 1)
 	go func() {
-		done <- gnet.Run(h, "tcp://"+*addr, gnet.WithNumEventLoop(*loops), gnet.WithTicker(true))
+		// ReuseAddr: the server closes idle connections first, leaving
+		// them in TIME_WAIT, which would keep a restart from binding the
+		// port for a minute.
+		done <- gnet.Run(h, "tcp://"+*addr, gnet.WithNumEventLoop(*loops), gnet.WithReuseAddr(true))
 	}()
 
 	var eng gnet.Engine
@@ -110,12 +107,20 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	defer tk.Stop()
 	status := func() {
 		s := h.Stats()
-		fmt.Fprintf(out, "open %d  reaped %d (idle %d, lifetime %d)\n",
-			s.Tracked, s.ReapedIdle+s.ReapedLifetime, s.ReapedIdle, s.ReapedLifetime)
+		fmt.Fprintf(out, "open %d  reaped %d (idle %d, lifetime %d, write stall %d)  refused %d\n",
+			s.Tracked, s.ReapedIdle+s.ReapedLifetime+s.ReapedWriteStall,
+			s.ReapedIdle, s.ReapedLifetime, s.ReapedWriteStall, s.Refused)
 	}
 	for {
 		select {
 		case err := <-done:
+			// Nobody asked the engine to stop.
+			if err == nil {
+				err = errors.New("the engine stopped on its own")
+			}
+			if cause := logger.cause(); cause != "" {
+				err = fmt.Errorf("%w after gnet logged: %s", err, cause)
+			}
 			return err
 		case <-tk.C:
 			status()
@@ -179,11 +184,30 @@ func listenAddr(eng gnet.Engine) (net.Addr, error) {
 }
 
 // errorsOnly is gnet's logger here: its start-up banner would come before
-// "listening on", on stdout.
-type errorsOnly struct{}
+// "listening on", on stdout. It keeps the first error, which says why an
+// engine stopped on its own: the ones after say that it is stopping.
+type errorsOnly struct {
+	mu    sync.Mutex
+	first string
+}
 
-func (errorsOnly) Debugf(string, ...any)     {}
-func (errorsOnly) Infof(string, ...any)      {}
-func (errorsOnly) Warnf(string, ...any)      {}
-func (errorsOnly) Errorf(f string, a ...any) { log.Printf(f, a...) }
-func (errorsOnly) Fatalf(f string, a ...any) { log.Fatalf(f, a...) }
+func (*errorsOnly) Debugf(string, ...any) {}
+func (*errorsOnly) Infof(string, ...any)  {}
+func (*errorsOnly) Warnf(string, ...any)  {}
+func (e *errorsOnly) Errorf(f string, a ...any) {
+	msg := fmt.Sprintf(f, a...)
+	e.mu.Lock()
+	if e.first == "" {
+		e.first = msg
+	}
+	e.mu.Unlock()
+	log.Print(msg)
+}
+func (*errorsOnly) Fatalf(f string, a ...any) { log.Fatalf(f, a...) }
+
+// cause returns the first error gnet logged, or "".
+func (e *errorsOnly) cause() string {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.first
+}

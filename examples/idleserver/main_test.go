@@ -5,6 +5,9 @@ import (
 	"context"
 	"io"
 	"net"
+	"os"
+	"os/exec"
+	"strconv"
 	"strings"
 	"syscall"
 	"testing"
@@ -72,7 +75,7 @@ func TestRun(t *testing.T) {
 	require.NoError(t, c.SetReadDeadline(time.Now().Add(5*time.Second)))
 	_, err = c.Read(buf)
 	require.ErrorIs(t, err, io.EOF)
-	waitLine(t, out, "open 0  reaped 1 (idle 1, lifetime 0)")
+	waitLine(t, out, "open 0  reaped 1 (idle 1, lifetime 0, write stall 0)  refused 0")
 
 	cancel()
 	require.NoError(t, <-done)
@@ -93,7 +96,10 @@ func TestFlags(t *testing.T) {
 		{[]string{"-timeout", "0s"}, "-timeout 0s: must be at least 1ms"},
 		{[]string{"-timeout", "999us"}, "-timeout 999µs: must be at least 1ms"},
 		{[]string{"-max-life", "-1s"}, "-max-life -1s: must not be negative (0: no limit)"},
-		{[]string{"-loops", "0"}, "-loops 0: must be at least 1"},
+		{[]string{"-write-stall", "-1s"}, "-write-stall -1s: must not be negative (0: no limit)"},
+		{[]string{"-max-conns", "-1"}, "-max-conns -1: must not be negative (0: no limit)"},
+		{[]string{"-timeout", "1s", "x"}, `unexpected argument "x": idleserver takes flags only (see -h), and flags after an argument would be ignored`},
+		{[]string{"-loops", "0"}, "-loops 0: must be between 1 and 256, the most gnet runs"},
 		{[]string{"-stats", "0s"}, "-stats 0s: must be positive"},
 		{[]string{"-addr", "127.0.0.1"}, "listen on 127.0.0.1: address 127.0.0.1: missing port in address"},
 		{[]string{"-addr", busy.Addr().String()}, "listen on " + busy.Addr().String() + ": bind: address already in use"},
@@ -112,7 +118,10 @@ func TestUsage(t *testing.T) {
 	cmdtest.CheckUsage(t, "TestUsage", "listening on", []cmdtest.Usage{
 		{Args: []string{"-no-such-flag"}, Status: 2, Stderr: "flag provided but not defined: -no-such-flag"},
 		{Args: []string{"-timeout", "soon"}, Status: 2, Stderr: `invalid value "soon" for flag -timeout`},
-		{Args: []string{"-loops", "0"}, Status: 1, Stderr: "idleserver: -loops 0: must be at least 1"},
+		{Args: []string{"-loops", "0"}, Status: 2, Stderr: "idleserver: -loops 0: must be between 1 and 256, the most gnet runs"},
+		{Args: []string{"-max-conns", "-5"}, Status: 2, Stderr: "idleserver: -max-conns -5: must not be negative (0: no limit)"},
+		{Args: []string{"-timeout", "1s", "extra"}, Status: 2, Stderr: `idleserver: unexpected argument "extra": idleserver takes flags only (see -h)`},
+		{Args: []string{"-addr", "127.0.0.1"}, Status: 1, Stderr: "idleserver: listen on 127.0.0.1: address 127.0.0.1: missing port in address"},
 		{Args: []string{"-h"}, Status: 0, Stderr: "Usage of idleserver:"},
 		{Args: []string{"-help"}, Status: 0, Stderr: "Usage of idleserver:"},
 	})
@@ -139,9 +148,82 @@ func TestSignal(t *testing.T) {
 			out := lines(stdout)
 			waitLine(t, out, "listening on 127.0.0.1:")
 			require.NoError(t, cmd.Process.Signal(tc.sig))
-			waitLine(t, out, "open 0  reaped 0 (idle 0, lifetime 0)")
+			waitLine(t, out, "open 0  reaped 0 (idle 0, lifetime 0, write stall 0)  refused 0")
 			waitLine(t, out, "stopped")
 			require.NoError(t, cmd.Wait())
+		})
+	}
+}
+
+// TestDescriptorLimit runs the command in child processes with a low
+// descriptor limit and dials 100 connections. Without -max-conns, and a
+// limit of 64, gnet's accept fails and stops the engine, and the command
+// must exit 1 saying so. With -max-conns 20 it refuses the excess and keeps
+// serving; the limit, 128, leaves room for the 20, the descriptors the
+// process holds besides (under 10) and a burst of 100 accepts: gnet's
+// main reactor accepts every connection waiting before an event loop's
+// OnOpen can refuse one, so a burst needs descriptors of its own.
+func TestDescriptorLimit(t *testing.T) {
+	if cmdtest.RunChild("idleserver", func() {
+		n, err := strconv.ParseUint(os.Getenv("IDLESERVER_TEST_NOFILE"), 10, 64)
+		if err != nil {
+			panic(err)
+		}
+		lim := syscall.Rlimit{Cur: n, Max: n}
+		if err := syscall.Setrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
+			panic(err)
+		}
+		main()
+	}) {
+		return
+	}
+	for _, tc := range []struct{ maxConns, nofile string }{{"0", "64"}, {"20", "128"}} {
+		maxConns := tc.maxConns
+		t.Run("max-conns="+maxConns, func(t *testing.T) {
+			cmd := cmdtest.Command(t, "TestDescriptorLimit", "-addr", "127.0.0.1:0", "-loops", "1", "-stats", "50ms", "-max-conns", maxConns)
+			cmd.Env = append(cmd.Env, "IDLESERVER_TEST_NOFILE="+tc.nofile)
+			stdout, err := cmd.StdoutPipe()
+			require.NoError(t, err)
+			var stderr strings.Builder
+			cmd.Stderr = &stderr
+			require.NoError(t, cmd.Start())
+			out := lines(stdout)
+			addr := strings.TrimPrefix(waitLine(t, out, "listening on "), "listening on ")
+			var conns []net.Conn
+			defer func() {
+				for _, c := range conns {
+					_ = c.Close()
+				}
+			}()
+			for range 100 {
+				c, err := net.DialTimeout("tcp", addr, time.Second)
+				if err != nil {
+					break // the engine stopped: nothing listens
+				}
+				conns = append(conns, c)
+			}
+			if maxConns == "0" {
+				err := cmd.Wait()
+				var exit *exec.ExitError
+				require.ErrorAs(t, err, &exit, "stderr: %s", &stderr)
+				require.Equal(t, 1, exit.ExitCode())
+				require.Contains(t, stderr.String(), "idleserver: the engine stopped on its own after gnet logged:")
+				require.Contains(t, stderr.String(), "too many open files")
+				return
+			}
+			line := waitLine(t, out, "refused ")
+			for !strings.HasPrefix(line, "open 20 ") {
+				line = waitLine(t, out, "refused ")
+			}
+			// Still serving the connections it holds.
+			_, err = conns[0].Write([]byte("ping"))
+			require.NoError(t, err)
+			buf := make([]byte, 4)
+			_, err = io.ReadFull(conns[0], buf)
+			require.NoError(t, err)
+			require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
+			waitLine(t, out, "stopped")
+			require.NoError(t, cmd.Wait(), "stderr: %s", &stderr)
 		})
 	}
 }

@@ -1,0 +1,131 @@
+package idleconn
+
+import (
+	"fmt"
+	"time"
+
+	"github.com/packwheel/packwheel"
+	"github.com/panjf2000/gnet/v2"
+)
+
+// Timer calls a function on a gnet event loop after a delay, once or at a
+// fixed rate: the EventLoop.Schedule that gnet leaves unsupported. Arm it
+// with Handler.ConnTimer, tied to a connection, or Handler.LoopTimer, tied
+// to a loop only. The callback runs on the loop, like a handler callback,
+// so it may write to the connection and close it with no lock.
+//
+// The caller owns a Timer's storage, typically a field of its
+// per-connection context, so arming, re-arming, stopping and firing
+// allocate nothing (TestTimerZeroAllocs). A timer is due at the first
+// tick (a quarter of Resolution) that begins at or after its time, and
+// fires then or later, never earlier. A periodic timer keeps its rate when
+// its loop runs late: each period counts from when the previous one was
+// due, not from when it fired, and periods missed fire one per tick until
+// it has caught up.
+//
+// A callback that panics is handled as gnet handles a handler that panics:
+// gnet does not recover it, and the process exits.
+//
+// The zero value is a stopped timer. A Timer belongs to one loop while
+// armed, and is only touched from that loop's goroutine: arming it from
+// another goroutine is a data race the package cannot detect. A Timer must
+// not be copied.
+type Timer struct {
+	holder packwheel.Holder
+	l      *loop     // the loop it is armed on, nil if never armed
+	c      gnet.Conn // the connection it is tied to, nil for none
+	f      func(c gnet.Conn)
+	due    uint64 // tick it is due at
+	period uint64 // ticks between firings; 0 for a one-shot timer
+}
+
+// ConnTimer arms t to call f(c) on c's event loop after d, then every
+// period if period is positive. It must be called on c's loop, and reports
+// false, arming nothing, if c is not tracked (closed, refused or
+// untracked). The timer is tied to c: it never fires once c has closed,
+// even if c's descriptor is reused. Arming an armed timer re-arms it. It
+// panics, with a message starting "idleconn: ", on a negative d or period,
+// a nil f, or t armed on another loop, before changing anything. O(1), no
+// allocation.
+func (h *Handler) ConnTimer(c gnet.Conn, t *Timer, d, period time.Duration, f func(c gnet.Conn)) bool {
+	h.checkTimer("ConnTimer", d, period, f)
+	s, l := h.tracking(c)
+	if s == nil {
+		return false
+	}
+	h.armTimer(l, c, t, d, period, f)
+	return true
+}
+
+// LoopTimer arms t to call f(nil) on event loop el after d, then every
+// period if period is positive: a timer of the loop, for work such as a
+// periodic flush, tied to no connection. It must be called on el, from a
+// handler callback of one of its connections or a runnable given to
+// el.Execute; it panics, with a message starting "idleconn: ", before
+// changing anything, if the engine is not running, and as ConnTimer does.
+// O(1); it allocates only the loop's state if el has none yet.
+func (h *Handler) LoopTimer(el gnet.EventLoop, t *Timer, d, period time.Duration, f func(c gnet.Conn)) {
+	h.checkTimer("LoopTimer", d, period, f)
+	l := h.loops.findOrAdd(el, func() *loop { return newLoop(h, el) })
+	if l == nil {
+		panic("idleconn: LoopTimer: the engine is not running")
+	}
+	h.armTimer(l, nil, t, d, period, f)
+}
+
+// Stop stops t, reporting whether it was armed. It must be called on the
+// loop t is armed on, or after its engine stopped. O(1), no allocation.
+func (t *Timer) Stop() bool {
+	if t.l == nil || t.l.stopped.Load() {
+		return false
+	}
+	return t.l.tw.Cancel(&t.holder)
+}
+
+// checkTimer panics if the arguments of call are misuse.
+func (h *Handler) checkTimer(call string, d, period time.Duration, f func(gnet.Conn)) {
+	switch {
+	case d < 0:
+		panic(fmt.Sprintf("idleconn: %s: negative delay %v", call, d))
+	case period < 0:
+		panic(fmt.Sprintf("idleconn: %s: negative period %v (zero means once)", call, period))
+	case f == nil:
+		panic(fmt.Sprintf("idleconn: %s: nil function", call))
+	}
+}
+
+// armTimer arms t on l, checked.
+func (h *Handler) armTimer(l *loop, c gnet.Conn, t *Timer, d, period time.Duration, f func(gnet.Conn)) {
+	if t.l != nil && t.l != l && !t.l.stopped.Load() && t.holder.Active() {
+		panic("idleconn: Timer armed on another event loop; stop it there first")
+	}
+	if t.l != nil && t.l.stopped.Load() {
+		t.holder = packwheel.Holder{} // its wheel went with its engine
+	}
+	var ticks uint64
+	if period > 0 {
+		ticks = ceilDiv(period, h.cfg.tick)
+	}
+	t.l, t.c, t.f, t.period = l, c, f, ticks
+	t.due = h.clock.Deadline(h.now(), d)
+	l.tw.Schedule(&t.holder, t.due, t)
+	l.wantBy(t.due)
+}
+
+// fireTimer runs t, which expired on l: it drops a timer whose
+// connection has closed, re-arms a periodic one, and calls the function.
+func (l *loop) fireTimer(t *Timer) {
+	if t.holder.Active() || t.l != l {
+		return // re-armed by a callback run before it in the same batch
+	}
+	if t.c != nil {
+		if s := l.h.table.lookup(t.c.Fd()); s == nil || s.owner.Load() != l || s.c != t.c {
+			return // its connection closed
+		}
+	}
+	if t.period != 0 {
+		t.due += t.period
+		l.tw.Schedule(&t.holder, t.due, t)
+	}
+	t.f(t.c)
+}
