@@ -34,7 +34,7 @@ type Clock struct {
 // safe to copy and to use from any goroutine.
 func NewClock(origin time.Time, resolution time.Duration) Clock {
 	if resolution <= 0 {
-		panic(fmt.Sprintf("packwheel: NewClock: resolution %v must be positive", resolution))
+		panic(misuse(fmt.Sprintf("packwheel: NewClock: resolution %v must be positive", resolution)))
 	}
 	return Clock{origin: origin, resolution: resolution}
 }
@@ -48,7 +48,7 @@ func (c Clock) Resolution() time.Duration { return c.resolution }
 // It panics on the zero Clock. O(1), no allocation.
 func (c Clock) Tick(t time.Time) uint64 {
 	if c.resolution <= 0 {
-		panic(zeroClock + "Tick" + zeroClockHint)
+		panic(misuse(zeroClock + "Tick" + zeroClockHint))
 	}
 	d := t.Sub(c.origin)
 	if d <= 0 {
@@ -64,7 +64,7 @@ func (c Clock) Tick(t time.Time) uint64 {
 // after means now. It panics on the zero Clock. O(1), no allocation.
 func (c Clock) Deadline(now time.Time, after time.Duration) uint64 {
 	if c.resolution <= 0 {
-		panic(zeroClock + "Deadline" + zeroClockHint)
+		panic(misuse(zeroClock + "Deadline" + zeroClockHint))
 	}
 	return c.ceil(c.since(now, after))
 }
@@ -79,7 +79,7 @@ func (c Clock) Deadline(now time.Time, after time.Duration) uint64 {
 // after means now. It panics on the zero Clock. O(1), no allocation.
 func (c Clock) Range(now time.Time, after time.Duration) (earliest, latest uint64) {
 	if c.resolution <= 0 {
-		panic(zeroClock + "Range" + zeroClockHint)
+		panic(misuse(zeroClock + "Range" + zeroClockHint))
 	}
 	due := c.since(now, after)
 	switch {
@@ -99,7 +99,7 @@ func (c Clock) Range(now time.Time, after time.Duration) (earliest, latest uint6
 // It panics on the zero Clock. O(1), no allocation.
 func (c Clock) Until(tick uint64, now time.Time) time.Duration {
 	if c.resolution <= 0 {
-		panic(zeroClock + "Until" + zeroClockHint)
+		panic(misuse(zeroClock + "Until" + zeroClockHint))
 	}
 	if tick > uint64(maxDuration/c.resolution) {
 		return maxDuration

@@ -36,7 +36,7 @@ func TestClock(t *testing.T) {
 	require.Equal(t, time.Duration(1<<63-1), NewClock(origin, time.Nanosecond).Until(MaxTick-10, at(-time.Hour)))
 	require.Equal(t, 2*time.Hour, c.Until(360_000, at(-time.Hour)))
 
-	require.PanicsWithValue(t, "packwheel: NewClock: resolution 0s must be positive",
+	requireMisuse(t, "packwheel: NewClock: resolution 0s must be positive",
 		func() { NewClock(origin, 0) })
 }
 
@@ -171,13 +171,13 @@ func TestZeroClock(t *testing.T) {
 	var c Clock
 	now := time.Now()
 	require.Zero(t, c.Resolution())
-	require.PanicsWithValue(t, "packwheel: Clock.Tick: zero Clock; make one with NewClock",
+	requireMisuse(t, "packwheel: Clock.Tick: zero Clock; make one with NewClock",
 		func() { c.Tick(now) })
-	require.PanicsWithValue(t, "packwheel: Clock.Deadline: zero Clock; make one with NewClock",
+	requireMisuse(t, "packwheel: Clock.Deadline: zero Clock; make one with NewClock",
 		func() { c.Deadline(now, time.Second) })
-	require.PanicsWithValue(t, "packwheel: Clock.Range: zero Clock; make one with NewClock",
+	requireMisuse(t, "packwheel: Clock.Range: zero Clock; make one with NewClock",
 		func() { c.Range(now, time.Second) })
-	require.PanicsWithValue(t, "packwheel: Clock.Until: zero Clock; make one with NewClock",
+	requireMisuse(t, "packwheel: Clock.Until: zero Clock; make one with NewClock",
 		func() { c.Until(1, now) })
 }
 

@@ -71,7 +71,7 @@ func NewHashed[V any](opts HashedOptions) *Hashed[V] {
 		n = DefaultHashedSlots
 	}
 	if n < 1 || n > maxHashedSlots || n&(n-1) != 0 {
-		panic(fmt.Sprintf("packwheel: HashedOptions.Slots %d is not a power of two from 1 to %d", opts.Slots, maxHashedSlots))
+		panic(misuse(fmt.Sprintf("packwheel: HashedOptions.Slots %d is not a power of two from 1 to %d", opts.Slots, maxHashedSlots)))
 	}
 	w := &Hashed[V]{slots: n}
 	w.ready()

@@ -63,12 +63,16 @@ func (*noCopy) Lock()   {}
 func (*noCopy) Unlock() {}
 
 // foreignHolder is the panic value of an operation given a holder that is
-// not in the wheel. It is a plain value, formatted only if printed, so that
-// store.locate stays small enough to inline into every operation.
+// not in the wheel, an error that matches ErrMisuse. It is a plain value,
+// formatted only if printed, so that store.locate stays small enough to
+// inline into every operation.
 type foreignHolder struct {
 	op          string
 	slot, index uint32 // as the holder has them: slot is the bucket plus one
 }
+
+// Is reports that a foreign holder is a misuse (see ErrMisuse).
+func (foreignHolder) Is(target error) bool { return target == ErrMisuse }
 
 func (f foreignHolder) Error() string {
 	return fmt.Sprintf("packwheel: %s: holder is not scheduled in this wheel "+

@@ -1,6 +1,7 @@
 package packwheel
 
 import (
+	"errors"
 	"fmt"
 	"reflect"
 	"strconv"
@@ -36,14 +37,24 @@ func panicMessage(op func()) (msg string) {
 			msg = "no panic"
 		case error:
 			msg = v.Error()
+			if !errors.Is(v, ErrMisuse) {
+				msg = "not an ErrMisuse: " + msg
+			}
 		case string:
-			msg = v
+			msg = "a string, not an ErrMisuse: " + v
 		default:
 			msg = fmt.Sprintf("panic with a %T", v)
 		}
 	}()
 	op()
 	return
+}
+
+// requireMisuse checks that op panics with an ErrMisuse whose message is
+// want.
+func requireMisuse(t *testing.T, want string, op func()) {
+	t.Helper()
+	require.Equal(t, want, panicMessage(op))
 }
 
 // requireRejected checks that op panics with want and changes nothing.
@@ -159,7 +170,7 @@ func TestMisuseArguments(t *testing.T) {
 
 func TestNewHashedRejectsSlots(t *testing.T) {
 	for _, n := range []int{-1, 3, 100, 1 << 25} {
-		require.PanicsWithValue(t,
+		requireMisuse(t,
 			"packwheel: HashedOptions.Slots "+itoa(n)+" is not a power of two from 1 to 16777216",
 			func() { NewHashed[int](HashedOptions{Slots: n}) })
 	}
@@ -178,7 +189,7 @@ func TestAdvanceFromCallback(t *testing.T) {
 			w.Schedule(&conns[i].timer, 7, &conns[i])
 		}
 		var got []int
-		require.PanicsWithValue(t, "packwheel: Advance called from an expiry callback", func() {
+		requireMisuse(t, "packwheel: Advance called from an expiry callback", func() {
 			w.Advance(10, func(c *conn) {
 				got = append(got, c.id)
 				w.Advance(20, nil)

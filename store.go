@@ -161,7 +161,7 @@ func (s *store[V]) remove(slot, i int) {
 // which no tick can be processed.
 func (s *store[V]) next(op string) uint64 {
 	if s.now == MaxTick {
-		panic("packwheel: " + op + ": Now is MaxTick; no later tick is left to fire at")
+		panic(misuse("packwheel: " + op + ": Now is MaxTick; no later tick is left to fire at"))
 	}
 	return s.now + 1
 }
