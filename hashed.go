@@ -106,7 +106,10 @@ func (w *Hashed[V]) Slots() int {
 // deadline at or before Now fires at Now()+1. An active timer pushed later
 // stays where it is with its new deadline, and is moved only when Advance
 // reaches it: pushing an idle timeout back touches one entry and moves
-// nothing. An active timer brought earlier moves to its new bucket. O(1); it
+// nothing. An active timer brought earlier than the tick of its entry (its
+// deadline when it was last placed) moves to its new bucket; one brought
+// earlier but not that far stays where it is, and NextExpiry may then
+// answer that older tick, early (TestHashedEarlierInPlace). O(1); it
 // allocates only while buckets grow.
 //
 // It panics, before changing anything, if deadline is beyond MaxTick or h is

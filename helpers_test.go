@@ -1,5 +1,20 @@
 package packwheel
 
+// Where the tests of this package live:
+//
+//	model_test.go       seeded random and fuzz runs of both wheels against a reference model
+//	invariants_test.go  the invariant checkers run after every step (Wheel.check, Hashed.check)
+//	wheel_test.go       the hierarchical wheel's own behaviour: ScheduleRange's pick
+//	hashed_test.go      the hashed wheel's own behaviour: timers moved in place
+//	bounded_test.go     AdvanceLimit and AppendExpired stopping and resuming
+//	misuse_test.go      every refused call: its ErrMisuse message, and nothing changed
+//	alloc_test.go       zero allocations, operation by operation and in steady state
+//	memory_test.go      memory per timer, and memory given back after a burst
+//	inline_test.go      the inlining the hot paths depend on
+//	clock_test.go       Clock at the extremes of time
+//	bench_test.go       the benchmarks (bench/ compares with other timers)
+//	example_test.go     the runnable examples
+
 import "testing"
 
 // conn stands for the caller's per-connection struct, with its Holder

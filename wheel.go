@@ -110,10 +110,12 @@ func (w *Wheel[V]) ScheduleAfter(h *Holder, delay uint64, v V) {
 // timeout back on every packet nearly free (bench/internal/workunit, where
 // almost every idle re-arm is such a no-op). Such a no-op cannot tell a
 // holder of another wheel from one of this wheel, and need not: it changes
-// nothing. Otherwise the wheel picks, in the later half of the range, the
-// tick that will move the timer between levels the fewest times, and among
-// those the latest. A range wholly at or before Now fires at Now()+1. O(1);
-// it allocates only while buckets grow.
+// nothing. Otherwise the wheel picks, among the later half of the ticks
+// from max(earliest, Now()+1) to latest (the last n/2+1 of n ticks, rounded
+// down: 3 of 4, 3 of 5), the tick that will move the timer between levels
+// the fewest times, and among those the latest (TestPickHalf). A range
+// wholly at or before Now fires at Now()+1. O(1); it allocates only while
+// buckets grow.
 //
 // It panics, before changing anything, if earliest > latest, latest is
 // beyond MaxTick, or h is not a holder of this wheel (see Schedule).

@@ -487,3 +487,62 @@ func TestTakeKeepsArray(t *testing.T) {
 	b.Release(&p, 0) // no array: nothing to do
 	require.Equal(t, spare+c, p.Spare())
 }
+
+// TestPop checks that Pop takes the last entry, clears the element it
+// vacates, keeps the array when the bucket empties, and counts the entry
+// out of the pool.
+func TestPop(t *testing.T) {
+	var p Pool[int]
+	var b Bucket[int]
+	links := make([]Link, 10)
+	for i := range links {
+		b.Push(&p, 0, uint64(i), &links[i], i)
+	}
+	c := b.Cap()
+	for want := len(links) - 1; want >= 0; want-- {
+		e := b.Pop(&p)
+		require.Equal(t, want, e.Value)
+		require.Same(t, &links[want], e.Link)
+		require.Equal(t, want, b.Len())
+		require.Equal(t, Entry[int]{}, b.entries[:want+1][want], "the vacated element still holds the entry")
+		checkLinks(t, &b)
+	}
+	require.Zero(t, p.Live())
+	require.Equal(t, c, b.Cap(), "Pop gave the array away")
+	require.Panics(t, func() { b.Pop(&p) })
+}
+
+// TestAdopt checks that an empty bucket takes a kept array from another
+// empty one, and that Adopt refuses, changing nothing, when either holds
+// entries.
+func TestAdopt(t *testing.T) {
+	var p Pool[int]
+	var from, to Bucket[int]
+	links := make([]Link, 10)
+	for i := range links {
+		from.Push(&p, 0, uint64(i), &links[i], i)
+	}
+	c := from.Cap()
+	require.PanicsWithValue(t, "packed: Adopt between buckets that are not empty", func() { to.Adopt(&from) })
+	require.Equal(t, len(links), from.Len(), "a refused Adopt changed the bucket")
+	require.Zero(t, to.Cap())
+	for from.Len() > 0 {
+		from.Take(&p, from.Len()-1)
+	}
+	to.Push(&p, 0, 0, &links[0], 0)
+	require.PanicsWithValue(t, "packed: Adopt between buckets that are not empty", func() { to.Adopt(&from) })
+	require.Equal(t, c, from.Cap(), "a refused Adopt moved the array")
+	to.Take(&p, 0)
+	to.Release(&p, 0)
+	spare := p.Spare()
+
+	to.Adopt(&from)
+	require.Equal(t, c, to.Cap())
+	require.Zero(t, from.Cap())
+	require.Equal(t, spare, p.Spare(), "Adopt went through the pool")
+	for i := range links {
+		to.Push(&p, 0, uint64(i), &links[i], i)
+	}
+	require.Equal(t, c, to.Cap(), "the adopted array did not serve")
+	checkLinks(t, &to)
+}

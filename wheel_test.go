@@ -61,3 +61,24 @@ func TestMovesCounted(t *testing.T) {
 		require.Equal(t, want, count, "now %d deadline %d", now, d)
 	}
 }
+
+// TestPickHalf pins which ticks ScheduleRange considers: the later half of
+// those from max(earliest, Now()+1) to latest, the last n/2+1 of n. Ticks
+// up to Now()+63 are level 0's and never move; later ones move once.
+func TestPickHalf(t *testing.T) {
+	for _, c := range []struct {
+		now, earliest, latest, want uint64
+	}{
+		{0, 60, 67, 63},   // 8 ticks: the last 5, 63 to 67, include level 0's last
+		{0, 60, 70, 70},   // 11 ticks: the last 6, 65 to 70, all a level up
+		{10, 0, 136, 73},  // halved from Now()+1 = 11: 73 to 136, and 73 is level 0's
+		{10, 0, 137, 137}, // 74 to 137, none in level 0 (halved from 0, 73 would be in)
+	} {
+		var w Wheel[*conn]
+		w.Advance(c.now, nil)
+		var x conn
+		w.ScheduleRange(&x.timer, c.earliest, c.latest, &x)
+		require.Equal(t, c.want, x.timer.Deadline(), "now %d, range [%d, %d]", c.now, c.earliest, c.latest)
+		mustCheck(t, &w)
+	}
+}
