@@ -44,6 +44,9 @@ type HashedOptions struct {
 // buckets, allocated on first use. A Hashed must not be copied after first
 // use. It is not safe for concurrent use; see [Timers] for the rules it
 // follows.
+//
+// Its invariants, checked after every step of the model tests, are in
+// Hashed.check (invariants_test.go).
 type Hashed[V any] struct {
 	base[V]
 	slots int

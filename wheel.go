@@ -26,6 +26,9 @@ import (
 // The zero value is an empty wheel at tick 0, ready to use; its 704 buckets
 // are allocated on first use. A Wheel must not be copied after first use. It
 // is not safe for concurrent use; see [Timers] for the rules it follows.
+//
+// Its invariants, checked after every step of the model tests, are in
+// Wheel.check (invariants_test.go).
 type Wheel[V any] struct {
 	base[V]
 	// cascading is the coarse bucket (plus one) whose move down a bounded
