@@ -43,17 +43,16 @@ func (s *byteSource) more() bool { return len(s.b) > 0 }
 // harness drives one wheel and a reference model (a map from timer id to
 // deadline) with the same operations and fails at the first disagreement.
 type harness struct {
-	t        testing.TB
-	w        Timers[int]
-	chk      checker
-	hashed   bool
-	src      source
-	holders  []Holder
-	model    model
-	expire   func(int)
-	fired    int
-	steps    int
-	lastFire uint64
+	t       testing.TB
+	w       Timers[int]
+	chk     checker
+	hashed  bool
+	src     source
+	holders []Holder
+	model   model
+	expire  func(int)
+	fired   int
+	steps   int
 }
 
 func newHarness(t testing.TB, w Timers[int], src source, timers int) *harness {
