@@ -158,7 +158,7 @@ func reschedules(w packwheel.Timers[*item], items []item, r *rng) func(ops int) 
 	panic("reschedules: unknown wheel type")
 }
 
-// scheduleCancels returns BenchmarkScheduleCancel's loop over w: ops times,
+// scheduleCancels returns BenchmarkRequestTimeout's loop over w: ops times,
 // schedule one of reqs 5 s out and cancel it. Like reschedules, one copy per
 // wheel.
 func scheduleCancels(w packwheel.Timers[*item], reqs []item, r *rng, every int) func(ops int) {
@@ -189,12 +189,13 @@ func scheduleCancels(w packwheel.Timers[*item], reqs []item, r *rng, every int) 
 	panic("scheduleCancels: unknown wheel type")
 }
 
-// BenchmarkScheduleCancel schedules a timer 5 s out and cancels it, with n
-// other timers outstanding: the request-timeout pattern. Time advances one
+// BenchmarkRequestTimeout schedules a timer 5 s out and cancels it, with n
+// other timers outstanding: a request's timeout, cancelled as the request
+// completes. (bench/'s ScheduleCancel moves an outstanding timer instead.) Time advances one
 // tick every `every` operations: a busy server at 1 ms ticks does
 // thousands of operations per tick, and the fewer ticks pass, the longer
 // one coarse slot receives every request and empties with each cancel.
-func BenchmarkScheduleCancel(b *testing.B) {
+func BenchmarkRequestTimeout(b *testing.B) {
 	const requests = 1024
 	for _, n := range sizes {
 		for _, im := range wheels {
@@ -227,9 +228,9 @@ func BenchmarkScheduleCancel(b *testing.B) {
 	}
 }
 
-// BenchmarkExpire fires full buckets: n timers due at the same tick. One
+// BenchmarkFireBucket fires full buckets: n timers due at the same tick. One
 // operation is one expiry; the setup of each bucket is not timed.
-func BenchmarkExpire(b *testing.B) {
+func BenchmarkFireBucket(b *testing.B) {
 	for _, n := range sizes {
 		for _, im := range wheels {
 			b.Run(name(im.name, n), func(b *testing.B) {
