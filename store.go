@@ -10,6 +10,20 @@ import (
 // per bucket, the pool their arrays come from, and the current tick. The
 // wheels differ only in which bucket a deadline maps to and in how Advance
 // walks the buckets.
+//
+// The words for what happens to a timer, in both wheels:
+//
+//	set       a wheel's general path for Schedule, ScheduleAfter and ScheduleRange
+//	pushBack  Schedule's inlined fast path: postpone, for a holder checked in one read
+//	postpone  give an active timer a later deadline without moving its entry
+//	place     move an active timer to the bucket of its deadline (or update it in place)
+//	insert    add an entry for an inactive holder, and link the holder to it
+//	remove    take an entry out and unlink its holder: a cancel, or the first half of a move
+//	drain     take an entry out as its bucket's time comes, leaving the holder linked
+//	          for the caller to unlink (fire) or insert again (move down, or place)
+//
+// A holder's Link.Slot is its bucket plus one, so that zero means inactive:
+// slotOf and linkTo are the only places that add or take away the one.
 type store[V any] struct {
 	now      uint64
 	buckets  []packed.Bucket[V]
@@ -59,7 +73,7 @@ func (s *store[V]) init(buckets int, groupShift uint8) {
 func (s *store[V]) locate(h *Holder, op string) (*packed.Bucket[V], int) {
 	// Unsigned comparisons, so that on a 32-bit platform a corrupted slot
 	// or index of 2^31 or more, negative as an int, is refused too.
-	slot, index := int(h.link.Slot)-1, int(h.link.Index)
+	slot, index := slotOf(&h.link), int(h.link.Index)
 	if uint(slot) < uint(len(s.buckets)) {
 		b := &s.buckets[slot]
 		if e := b.Entries(); uint(index) < uint(len(e)) && e[index].Link == &h.link {
@@ -86,7 +100,7 @@ func (s *store[V]) locate(h *Holder, op string) (*packed.Bucket[V], int) {
 // call into set it spares 20-30%, and comparing d with now as well would
 // put it over the compiler's inlining budget.
 func (s *store[V]) pushBack(h *Holder, d uint64, v V) bool {
-	if slot, i := int(h.link.Slot)-1, int(h.link.Index); uint(slot) < uint(len(s.buckets)) {
+	if slot, i := slotOf(&h.link), int(h.link.Index); uint(slot) < uint(len(s.buckets)) {
 		if e := s.buckets[slot].Entries(); uint(i) < uint(len(e)) && e[i].Link == &h.link && d > e[i].Deadline {
 			e[i].Value, h.link.Deadline = v, d
 			return true
@@ -100,7 +114,7 @@ func (s *store[V]) pushBack(h *Holder, d uint64, v V) bool {
 // its bucket is updated where it is.
 func (s *store[V]) place(h *Holder, b *packed.Bucket[V], i, slot int, d uint64, v V) {
 	if b != nil {
-		old := int(h.link.Slot) - 1
+		old := slotOf(&h.link)
 		if old == slot {
 			e := b.At(i)
 			e.Deadline, e.Value = d, v
@@ -134,7 +148,7 @@ func (s *store[V]) insert(link *packed.Link, slot int, d uint64, v V) {
 		}
 	}
 	b.Push(&s.pool, s.group(slot), d, link, v)
-	link.Slot = uint32(slot + 1)
+	linkTo(link, slot)
 	link.Deadline = d
 }
 
@@ -266,6 +280,12 @@ func (s *store[V]) cancel(h *Holder) bool {
 		return false
 	}
 	_, i := s.locate(h, "Cancel")
-	s.remove(int(h.link.Slot)-1, i)
+	s.remove(slotOf(&h.link), i)
 	return true
 }
+
+// slotOf returns the bucket of the entry a linked Link points at.
+func slotOf(l *packed.Link) int { return int(l.Slot) - 1 }
+
+// linkTo records in l that its entry is in bucket slot.
+func linkTo(l *packed.Link, slot int) { l.Slot = uint32(slot + 1) }
