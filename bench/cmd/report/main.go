@@ -2,7 +2,8 @@
 // workload, and writes the results where people can look at them:
 //
 //	results/results.md  every table: medians of several runs, ratios to timer-reset
-//	results/summary.md  the README's performance section, made from the same figures
+//	results/summary.md  the README's performance section, made from the same figures,
+//	                    which the report also writes into README.md (readme.go)
 //	results/churn.png   churn ns/op against n, log-log, every implementation
 //	results/raw.txt     the benchmarks' output, for benchstat, with the run's settings
 //	results/workunits.txt one line per work-unit run
@@ -141,6 +142,9 @@ func generate(dir string) error {
 		}
 	}
 	if err := drawChurn(rep.r, filepath.Join(dir, "churn.png"), config["machine"]); err != nil {
+		return err
+	}
+	if err := syncReadme(dir, readmePath, summary.Bytes()); err != nil {
 		return err
 	}
 	fmt.Fprintf(os.Stderr, "report: wrote %s\n", dir)
