@@ -21,14 +21,13 @@ import (
 	"fmt"
 	"io"
 	"log"
-	"net"
-	"os"
 	"runtime"
 	"sync"
 	"time"
 
 	"github.com/packwheel/packwheel/idleconn"
 	"github.com/packwheel/packwheel/internal/cli"
+	"github.com/packwheel/packwheel/internal/engine"
 	"github.com/panjf2000/gnet/v2"
 	"github.com/panjf2000/gnet/v2/pkg/logging"
 )
@@ -151,7 +150,7 @@ type echo struct {
 // OnBoot announces the address, which -addr may have left to the kernel
 // (port 0): the listener exists, so connections are accepted from now on.
 func (e *echo) OnBoot(eng gnet.Engine) gnet.Action {
-	addr, err := listenAddr(eng)
+	addr, err := engine.Addr(eng)
 	if err != nil {
 		e.bootErr = err
 		return gnet.Shutdown
@@ -165,22 +164,6 @@ func (e *echo) OnTraffic(c gnet.Conn) gnet.Action {
 	buf, _ := c.Next(-1)
 	_, _ = c.Write(buf)
 	return gnet.None
-}
-
-// listenAddr returns the address the engine's listener is bound to.
-func listenAddr(eng gnet.Engine) (net.Addr, error) {
-	fd, err := eng.Dup()
-	if err != nil {
-		return nil, err
-	}
-	f := os.NewFile(uintptr(fd), "listener")
-	defer f.Close()
-	ln, err := net.FileListener(f)
-	if err != nil {
-		return nil, err
-	}
-	defer ln.Close()
-	return ln.Addr(), nil
 }
 
 // errorsOnly is gnet's logger here: its start-up banner would come before
