@@ -39,6 +39,7 @@ var impls = []struct {
 }{
 	{"hashed", newHashed},
 	{"wheel", newWheel},
+	{"list", newList},
 	{"timer-reset", newTimerReset},
 	{"afterfunc", newAfterFunc},
 	{"heap", newHeap},

@@ -17,6 +17,7 @@ import (
 var implColors = map[string]color.Color{
 	"hashed":      color.RGBA{R: 0x1f, G: 0x77, B: 0xb4, A: 0xff},
 	"wheel":       color.RGBA{R: 0x2c, G: 0xa0, B: 0x2c, A: 0xff},
+	"list":        color.RGBA{R: 0x8c, G: 0x56, B: 0x4b, A: 0xff},
 	"timer-reset": color.RGBA{R: 0xd6, G: 0x27, B: 0x28, A: 0xff},
 	"afterfunc":   color.RGBA{R: 0xff, G: 0x7f, B: 0x0e, A: 0xff},
 	"heap":        color.RGBA{R: 0x94, G: 0x67, B: 0xbd, A: 0xff},
@@ -27,6 +28,7 @@ var implColors = map[string]color.Color{
 var implGlyphs = map[string]draw.GlyphDrawer{
 	"hashed":      draw.CircleGlyph{},
 	"wheel":       draw.SquareGlyph{},
+	"list":        draw.RingGlyph{},
 	"timer-reset": draw.TriangleGlyph{},
 	"afterfunc":   draw.CrossGlyph{},
 	"heap":        draw.PyramidGlyph{},

@@ -37,6 +37,7 @@ func main() {
 	sizes := flag.String("sizes", "10000,100000,1000000,10000000", "numbers of outstanding timers, comma-separated")
 	pairs := flag.String("pairs", "1000,8000", "work-unit pair counts, comma-separated; empty for none")
 	workCount := flag.Int("workcount", 3, "runs of each work-unit configuration")
+	reference := flag.String("reference", "", "the C++ reference's benchmark binary (Ratas's test_benchmark), run beside the work units; empty for none")
 	out := flag.String("out", "", "output directory (default results, or a temporary one with -quick)")
 	regen := flag.Bool("regen", false, "measure nothing: rewrite the tables and the chart from the raw files in -out")
 	flag.Parse()
@@ -49,7 +50,7 @@ func main() {
 			return err
 		}
 		if !*regen {
-			if err := measure(dir, *count, *benchtime, *sizes, *pairs, *workCount); err != nil {
+			if err := measure(dir, *count, *benchtime, *sizes, *pairs, *workCount, *reference); err != nil {
 				return err
 			}
 		}
@@ -84,7 +85,7 @@ func outDir(out string, quick bool) (string, error) {
 // measure runs the benchmarks and the work units and writes the raw files.
 // The run's settings go into raw.txt as configuration lines, which benchstat
 // shows and generate reads back.
-func measure(dir string, count int, benchtime, sizeList, pairList string, workCount int) error {
+func measure(dir string, count int, benchtime, sizeList, pairList string, workCount int, reference string) error {
 	sizes, err := parseInts("-sizes", sizeList)
 	if err != nil {
 		return err
@@ -103,7 +104,7 @@ func measure(dir string, count int, benchtime, sizeList, pairList string, workCo
 	if err := runBenchmarks(".", sizes, count, benchtime, &raw, os.Stderr); err != nil {
 		return err
 	}
-	if err := runWorkUnits(".", pairs, workCount, &work, os.Stderr); err != nil {
+	if err := runWorkUnits(".", pairs, workCount, reference, &work, os.Stderr); err != nil {
 		return err
 	}
 	fmt.Fprintf(&raw, "load-average-at-end: %s\n", loadAverage())

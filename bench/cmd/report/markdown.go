@@ -9,7 +9,7 @@ import (
 )
 
 // implOrder is the column order: packwheel's wheels, then the baselines.
-var implOrder = []string{"hashed", "wheel", "timer-reset", "afterfunc", "heap"}
+var implOrder = []string{"hashed", "wheel", "list", "timer-reset", "afterfunc", "heap"}
 
 // baseline is the implementation every ratio is taken to.
 const baseline = "timer-reset"
@@ -126,7 +126,7 @@ func (rep *report) writeSummary(w io.Writer) {
 	fmt.Fprintf(w, "Churn re-arms a random timer 30 s ahead, ScheduleCancel cancels one and schedules it again,\nExpire fires n timers due within a second, Memory is the live heap per timer and a full GC.\n\n")
 	fmt.Fprintf(w, "![Churn: ns per re-arm against outstanding timers](bench/results/churn.png)\n\n")
 	fmt.Fprintf(w, "Ratio to `time.Timer` moved with `Reset` (%s, its own figure in the last column) at the same n; below 1 is better:\n\n", baseline)
-	rep.headlineTable(w, []string{"hashed", "wheel", "heap", "afterfunc"})
+	rep.headlineTable(w, []string{"hashed", "wheel", "list", "heap", "afterfunc"})
 	fmt.Fprintln(w)
 	rep.speedups(w, churnNs, []string{"hashed", "wheel"})
 	if len(rep.work) > 0 {
@@ -226,8 +226,18 @@ func (rep *report) workTable(w io.Writer) {
 // workSummary writes one row per pair count, one column per implementation,
 // range scheduling on.
 func (rep *report) workSummary(w io.Writer) {
-	writeRow(w, append([]string{"pairs"}, workImpls...)...)
-	writeRule(w, len(workImpls)+1)
+	impls := workImpls
+	ref := map[int]float64{} // the reference's median CPU per pair count
+	for _, r := range rep.work {
+		if r.impl == referenceImpl {
+			ref[r.pairs] = r.cpuS
+		}
+	}
+	if len(ref) > 0 {
+		impls = append([]string{referenceImpl}, impls...)
+	}
+	writeRow(w, append([]string{"pairs"}, impls...)...)
+	writeRule(w, len(impls)+1)
 	var pairs []int
 	for _, r := range rep.work {
 		if len(pairs) == 0 || pairs[len(pairs)-1] != r.pairs {
@@ -236,11 +246,14 @@ func (rep *report) workSummary(w io.Writer) {
 	}
 	for _, p := range pairs {
 		row := []string{fmt.Sprint(p)}
-		for _, impl := range workImpls {
+		for _, impl := range impls {
 			c := "-"
 			for _, r := range rep.work {
 				if r.pairs == p && r.impl == impl && r.useRange {
 					c = fmt.Sprintf("%.2f s / %.0f MB", r.cpuS, r.rssMB)
+					if base := ref[p]; base > 0 && impl != referenceImpl {
+						c += fmt.Sprintf(" (%.2f×)", r.cpuS/base)
+					}
 				}
 			}
 			row = append(row, c)

@@ -1,6 +1,8 @@
 package main
 
 import (
+	"syscall"
+
 	"bufio"
 	"fmt"
 	"io"
@@ -9,6 +11,8 @@ import (
 	"path/filepath"
 	"strconv"
 	"strings"
+
+	"github.com/packwheel/packwheel/bench/internal/workunit"
 )
 
 // workRun is the median outcome of the work-unit workload for one
@@ -24,7 +28,12 @@ type workRun struct {
 }
 
 // workImpls are the implementations cmd/workunits runs over.
-var workImpls = []string{"hierarchical", "hashed", "heap"}
+var workImpls = workunit.Implementations
+
+// referenceImpl names the C++ reference's runs (-reference): Ratas's
+// test_benchmark, built by whoever runs the report, since its code is not
+// this project's to commit.
+const referenceImpl = "ratas-c++"
 
 // checksums are the reference's (pairs created, total rx) per requested
 // pairs, from shared/workloads/ratas-workload.md.
@@ -37,10 +46,13 @@ var checksums = map[int][2]int64{
 
 // runWorkUnits builds cmd/workunits once and runs it count times for every
 // implementation, range setting and pair count, each run in a process of
-// its own so that peak RSS is that run's. It writes each run's line to out,
-// prefixed with the pairs requested, and to progress. It fails on a
-// checksum mismatch.
-func runWorkUnits(dir string, pairs []int, count int, out, progress io.Writer) error {
+// its own so that peak RSS is that run's, and the configurations of a pair
+// count in turn, round after round, so that a change in the machine's load
+// falls on all of them alike. With reference set, each round also runs
+// that program (Ratas's test_benchmark) with BENCH_PAIR_COUNT, range on. It
+// writes each run's line to out, prefixed with the pairs requested, and to
+// progress. It fails on a checksum mismatch.
+func runWorkUnits(dir string, pairs []int, count int, reference string, out, progress io.Writer) error {
 	tmp, err := os.MkdirTemp("", "packwheel-report")
 	if err != nil {
 		return err
@@ -52,18 +64,31 @@ func runWorkUnits(dir string, pairs []int, count int, out, progress io.Writer) e
 	if err := build.Run(); err != nil {
 		return fmt.Errorf("building cmd/workunits: %w", err)
 	}
+	emit := func(line string) error {
+		fmt.Fprintln(progress, line)
+		_, err := fmt.Fprintln(out, line)
+		return err
+	}
 	for _, p := range pairs {
-		for _, impl := range workImpls {
-			for _, useRange := range []bool{true, false} {
-				for range count {
+		for range count {
+			if reference != "" {
+				line, err := runReference(reference, p)
+				if err != nil {
+					return err
+				}
+				if err := emit(line); err != nil {
+					return err
+				}
+			}
+			for _, impl := range workImpls {
+				for _, useRange := range []bool{true, false} {
 					res, err := exec.Command(bin, "-pairs", strconv.Itoa(p), "-wheel", impl,
 						"-range="+strconv.FormatBool(useRange)).Output()
 					if err != nil {
 						return fmt.Errorf("workunits %s range=%t pairs=%d: %w", impl, useRange, p, err)
 					}
 					line := fmt.Sprintf("requested=%d %s", p, strings.TrimSpace(string(res)))
-					fmt.Fprintln(progress, line)
-					if _, err := fmt.Fprintln(out, line); err != nil {
+					if err := emit(line); err != nil {
 						return err
 					}
 					f, err := parseFields(line)
@@ -78,6 +103,24 @@ func runWorkUnits(dir string, pairs []int, count int, out, progress io.Writer) e
 		}
 	}
 	return nil
+}
+
+// runReference runs the C++ reference for pairs and returns its line, in
+// cmd/workunits' format with the checksum fields zero (it prints its own
+// on stdout, discarded here with the rest of its output): the process's
+// user CPU and peak RSS.
+func runReference(path string, pairs int) (string, error) {
+	cmd := exec.Command(path)
+	cmd.Env = append(os.Environ(), "BENCH_PAIR_COUNT="+strconv.Itoa(pairs))
+	if err := cmd.Run(); err != nil {
+		return "", fmt.Errorf("reference %s: %w", path, err)
+	}
+	rss := 0.0
+	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
+		rss = float64(ru.Maxrss) / 1024 // KiB on Linux
+	}
+	return fmt.Sprintf("requested=%d pairs=0 rx=0 wheel=%s range=true cpu_s=%.3f rss_mb=%.1f",
+		pairs, referenceImpl, cmd.ProcessState.UserTime().Seconds(), rss), nil
 }
 
 // parseWorkUnits reads the lines runWorkUnits wrote and returns the median
