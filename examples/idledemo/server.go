@@ -7,11 +7,10 @@ import (
 	"errors"
 	"fmt"
 	"log"
-	"net"
-	"os"
 	"time"
 
 	"github.com/packwheel/packwheel/idleconn"
+	"github.com/packwheel/packwheel/internal/engine"
 	"github.com/panjf2000/gnet/v2"
 	"github.com/panjf2000/gnet/v2/pkg/logging"
 )
@@ -105,25 +104,19 @@ func startServer(cfg config) (*server, error) {
 	}
 	s.h = h
 	go func() {
-		s.done <- gnet.Run(&observer{h, s}, "tcp://127.0.0.1:0", gnet.WithNumEventLoop(cfg.loops), gnet.WithTicker(true))
+		s.done <- gnet.Run(&observer{h, s}, "tcp://127.0.0.1:0", gnet.WithNumEventLoop(cfg.loops))
 	}()
 	select {
 	case err := <-s.done:
 		return nil, fmt.Errorf("start the server: %w", err)
 	case s.eng = <-app.booted:
 	}
-	fd, err := s.eng.Dup()
+	addr, err := engine.Addr(s.eng)
 	if err != nil {
 		return nil, err
 	}
-	f := os.NewFile(uintptr(fd), "listener")
-	defer f.Close()
-	ln, err := net.FileListener(f)
-	if err != nil {
-		return nil, err
-	}
-	s.addr = ln.Addr().String()
-	return s, ln.Close()
+	s.addr = addr.String()
+	return s, nil
 }
 
 // errStopped says that the engine stopped by itself during the run.
