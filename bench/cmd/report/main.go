@@ -6,11 +6,12 @@
 //	                    which the report also writes into README.md (readme.go)
 //	results/churn.png   churn ns/op against n, log-log, every implementation
 //	results/raw.txt     the benchmarks' output, for benchstat, with the run's settings
+//	results/benchstat.txt benchstat's summary of raw.txt: medians with 95% confidence intervals
 //	results/workunits.txt one line per work-unit run
 //
 // Run it from the bench module's directory:
 //
-//	go run ./cmd/report          # the full matrix: about 21 minutes on 2 CPUs
+//	go run ./cmd/report          # the full matrix: about 30 minutes on 2 CPUs
 //	go run ./cmd/report -quick   # n <= 100k, short runs: under a minute
 //
 // A quick run writes to a temporary directory unless -out is given, so that
@@ -24,6 +25,7 @@ import (
 	"flag"
 	"fmt"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strconv"
 	"strings"
@@ -148,6 +150,9 @@ func generate(dir string) error {
 	if err := syncReadme(dir, readmePath, summary.Bytes()); err != nil {
 		return err
 	}
+	if err := writeBenchstat(dir); err != nil {
+		return err
+	}
 	fmt.Fprintf(os.Stderr, "report: wrote %s\n", dir)
 	return nil
 }
@@ -166,4 +171,17 @@ func parseInts(flagName, list string) ([]int, error) {
 		ints = append(ints, v)
 	}
 	return ints, nil
+}
+
+// writeBenchstat writes benchstat's own summary of raw.txt, with its
+// confidence intervals, by running the benchstat of the version this
+// module pins (go.mod): the tables made here are medians from the same
+// library, laid out as ratios to a baseline, which benchstat does not do.
+func writeBenchstat(dir string) error {
+	cmd := exec.Command("go", "run", "golang.org/x/perf/cmd/benchstat", "-col", "/impl", filepath.Join(dir, rawFile))
+	out, err := cmd.Output()
+	if err != nil {
+		return fmt.Errorf("benchstat: %w", err)
+	}
+	return os.WriteFile(filepath.Join(dir, "benchstat.txt"), out, 0o644)
 }

@@ -3,9 +3,12 @@ package main
 import (
 	"cmp"
 	"slices"
+
+	"golang.org/x/perf/benchmath"
 )
 
-// results holds the median of each metric of each benchmark over its runs.
+// results holds the median of each metric of each benchmark over its runs,
+// as benchstat summarises them.
 type results map[key]map[string]float64
 
 func medians(samples []sample) results {
@@ -28,13 +31,12 @@ func medians(samples []sample) results {
 	return r
 }
 
+// median returns the center of benchstat's summary of vs: with no
+// assumption about the distribution, as benchstat reports by default, the
+// median. benchstat's confidence intervals are in results/benchstat.txt.
 func median(vs []float64) float64 {
-	s := slices.Clone(vs)
-	slices.Sort(s)
-	if len(s)%2 == 1 {
-		return s[len(s)/2]
-	}
-	return (s[len(s)/2-1] + s[len(s)/2]) / 2
+	sample := benchmath.NewSample(slices.Clone(vs), &benchmath.DefaultThresholds) // it sorts
+	return benchmath.AssumeNothing.Summary(sample, 0.95).Center
 }
 
 // get returns a metric's median and whether it was measured.
