@@ -77,3 +77,32 @@ func TestRescheduleToNowWhilePending(t *testing.T) {
 		require.Zero(t, w.Len())
 	})
 }
+
+// TestQuietAdvanceFinishesMove checks that the quiet path of Advance, which
+// only moves Now when the wheel's hint says nothing is due, is not taken
+// while a bounded advance's move down is unfinished: here every timer left
+// in the half-moved slot is cancelled, so NextExpiry looks past the empty
+// slot and leaves a hint far ahead, and the next Advance must still close
+// the move.
+func TestQuietAdvanceFinishesMove(t *testing.T) {
+	var w Wheel[int]
+	holders := make([]Holder, 10)
+	start := uint64(1 << 18) // a level-3 boundary: one slot holds them all
+	for i := range holders {
+		w.Schedule(&holders[i], start+uint64(i), i)
+	}
+	var far Holder
+	w.Schedule(&far, start<<4, -1)
+	w.Advance(start-1, nil)
+	require.False(t, w.AdvanceLimit(start+100, 1, nil))
+	require.NotZero(t, w.cascading, "the bounded advance stops within the move")
+	for i := range holders {
+		w.Cancel(&holders[i])
+	}
+	require.Equal(t, start<<4&^(1<<18-1), w.NextExpiry(MaxTick), "the next work is the far timer's slot")
+	w.Advance(start+100, nil)
+	require.Zero(t, w.cascading)
+	require.NoError(t, w.check())
+	require.Equal(t, start+100, w.Now())
+	require.True(t, far.Active())
+}

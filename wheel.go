@@ -48,6 +48,14 @@ type hint struct {
 	start uint64
 }
 
+// quietUntil reports whether the wheel knows it has nothing to do up to
+// and including tick to: its hint holds and starts later, and no move down
+// waits to be finished (a bounded advance's, whose slot cancels may have
+// emptied since).
+func (w *Wheel[V]) quietUntil(to uint64) bool {
+	return w.s.hinted && to < w.hint.start && w.cascading == 0
+}
+
 func (w *Wheel[V]) ready() {
 	if w.s.buckets == nil {
 		w.s.init(levelCount*levelSlots, levelBits)
@@ -281,6 +289,12 @@ func (w *Wheel[V]) walk(to uint64, limit int, out *sink[V]) bool {
 		}
 		hinted = false
 		if !ok || start > to {
+			if ok {
+				// Until something is inserted nothing is due before start,
+				// however far Now moves short of it: the Advances that follow
+				// up to there take base.advance's quiet path.
+				w.hint, w.s.hinted = hint{slot, start}, true
+			}
 			break
 		}
 		w.s.now = start
