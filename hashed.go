@@ -89,11 +89,8 @@ func (w *Hashed[V]) ready() {
 		w.slots = DefaultHashedSlots
 	}
 	w.mask = uint64(w.slots - 1)
-	// Hashed buckets stay put, so they need fewer spares than a
-	// hierarchical wheel's rotating slots.
-	w.s.pool.SpareShift = 3
 	w.sweepFrom, w.sweepMin = w.s.now+1, math.MaxUint64
-	w.s.init(w.slots, uint8(bits.TrailingZeros(uint(w.slots)))) // one group
+	w.s.init(w.slots, hashedPolicy(w.slots))
 	w.hashed = w
 }
 

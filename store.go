@@ -32,36 +32,19 @@ type store[V any] struct {
 	// kept has the bit of each empty bucket that keeps its array for its
 	// next fill (see keep), laid out as occupied's; keptCap is the total
 	// capacity of those arrays and keptFrom the word where unkeepAny's
-	// search resumes. keepArrays lets empty buckets keep their arrays;
-	// the hierarchical wheel sets it. A hashed wheel's bucket refills only
-	// a revolution later, and buckets that adopted a kept array of another
-	// size now and then grew one the pool did not have
-	// (TestRearmSteadyState, hashed/after=1000).
-	kept       []uint64
-	keptCap    int
-	keptFrom   int
-	keepArrays bool
-	ownedBelow int // buckets below it keep small arrays for good (see ownedCap)
-	running    reentry
-	hinted     bool // the wheel's hint of its next work holds (see Wheel.hint)
-	// groupShift is log2 of the buckets in a pool group (see group).
-	groupShift uint8
-	// shrinkRefills shrinks buckets after a removal with ShrinkRefill:
-	// the array a bucket leaves goes to the next bucket of its group that
-	// grows, and the pool keeps more of what growing buckets leave. The
-	// hierarchical wheel sets it: when timers are cancelled before they
-	// are due, its crowded coarse slot drains while the next one fills
-	// (TestCancelSteadyState allocates without it). The hashed wheel
-	// allocates next to nothing there without it, and with it kept
-	// megabytes of a fired burst's arrays that nothing wanted
-	// (TestMemoryAfterBurstWithSurvivors).
-	shrinkRefills bool
+	// search resumes.
+	kept     []uint64
+	keptCap  int
+	keptFrom int
+	policy   policy
+	running  reentry
+	hinted   bool // the wheel's hint of its next work holds (see Wheel.hint)
 }
 
-// init makes the buckets, in pool groups of 1<<groupShift (see group).
-func (s *store[V]) init(buckets int, groupShift uint8) {
-	s.groupShift = groupShift
-	s.buckets = make([]packed.Bucket[V], buckets)
+// init makes the buckets, whose arrays the wheel's policy p manages.
+func (s *store[V]) init(buckets int, p policy) {
+	s.policy = p
+	s.buckets = packed.MakeBuckets[V](buckets, p.groupSize)
 	s.occupied = make([]uint64, (buckets+63)/64)
 	s.kept = make([]uint64, (buckets+63)/64)
 }
@@ -147,7 +130,7 @@ func (s *store[V]) insert(link *packed.Link, slot int, d uint64, v V) {
 			b.Adopt(&s.buckets[s.unkeepAny()])
 		}
 	}
-	b.Push(&s.pool, s.group(slot), d, link, v)
+	b.Push(&s.pool, d, link, v)
 	linkTo(link, slot)
 	link.Deadline = d
 }
@@ -163,8 +146,8 @@ func (s *store[V]) remove(slot, i int) {
 		s.keep(b, slot)
 		return
 	}
-	if s.shrinkRefills {
-		b.ShrinkRefill(&s.pool, s.group(slot))
+	if s.policy.shrinkRefills {
+		b.ShrinkRefill(&s.pool)
 	} else {
 		b.Shrink(&s.pool)
 	}
@@ -194,12 +177,6 @@ func (s *store[V]) drain(slot, i int) packed.Entry[V] {
 	return e
 }
 
-// keepBelow is the capacity from which a drained bucket hands its array
-// to the next bucket of its group that grows (packed.Bucket.Release)
-// instead of keeping it: a crowd's array is what the slot the crowd
-// re-arms into needs, wherever that is.
-const keepBelow = 1024
-
 // keep lets the empty bucket slot keep its array for its next fill, if
 // the wheel keeps arrays, or gives it back to the pool. A hierarchical
 // wheel's slots empty as their timers fire or are cancelled and refill
@@ -214,32 +191,20 @@ const keepBelow = 1024
 // cancelled for good gives its memory back (TestMemoryPerTimer,
 // TestDrainEndingInACrowd).
 func (s *store[V]) keep(b *packed.Bucket[V], slot int) {
-	if slot < s.ownedBelow && b.Cap() <= ownedCap {
+	if slot < s.policy.ownedBelow && b.Cap() <= ownedCap {
 		return // see ownedCap
 	}
-	if c := b.Cap(); !s.keepArrays || c >= keepBelow {
-		b.Release(&s.pool, s.group(slot))
+	if c := b.Cap(); !s.policy.keepArrays || c >= keepBelow {
+		b.Release(&s.pool)
 	} else if c > 0 {
 		s.kept[slot>>6] |= 1 << (slot & 63)
 		s.keptCap += c
 	}
 	for s.keptCap > s.pool.Live()+keptFloor {
 		slot := s.unkeepAny()
-		s.buckets[slot].Release(&s.pool, s.group(slot))
+		s.buckets[slot].Release(&s.pool)
 	}
 }
-
-// ownedCap is the capacity up to which the buckets below store.ownedBelow,
-// a hierarchical wheel's level 0, keep their arrays for good, uncounted.
-// Such a slot empties every time its tick comes, usually holding a handful
-// of timers when the wheel is busy with few: counting its array in and out
-// of the kept budget cost more than the firing (the work-unit workload at
-// 1,000 pairs, bench/internal/workunit). At most 64 such arrays exist.
-const ownedCap = 64
-
-// keptFloor is how many entries' worth of arrays the buckets may keep
-// whatever the live timers, so that a small wheel keeps all it needs.
-const keptFloor = 2048
 
 // unkeep marks the empty bucket slot as no longer keeping its array for
 // its next fill: the fill has begun, or the array is about to be replaced.
@@ -261,12 +226,6 @@ func (s *store[V]) unkeepAny() int {
 	s.unkeep(&s.buckets[slot], slot)
 	return slot
 }
-
-// group returns the pool group of bucket slot: buckets that fill and drain
-// in turn, so that the array of one that drained suits the next to fill.
-// A hierarchical wheel's groups are its levels of 64, which turn at their
-// own paces; a hashed wheel's ring is one group.
-func (s *store[V]) group(slot int) int { return slot >> s.groupShift }
 
 func (s *store[V]) emptied(b *packed.Bucket[V], slot int) {
 	if b.Len() == 0 {

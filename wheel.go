@@ -58,10 +58,7 @@ func (w *Wheel[V]) quietUntil(to uint64) bool {
 
 func (w *Wheel[V]) ready() {
 	if w.s.buckets == nil {
-		w.s.init(levelCount*levelSlots, levelBits)
-		w.s.shrinkRefills = true
-		w.s.keepArrays = true
-		w.s.ownedBelow = levelSlots
+		w.s.init(levelCount*levelSlots, wheelPolicy)
 		w.wheel = w
 	}
 }
@@ -366,10 +363,6 @@ func (w *Wheel[V]) cascade(slot int, work *int, limit int) bool {
 	return true
 }
 
-// presizeFrom is the least number of timers in a coarse slot for which
-// presize pays for its pass over them.
-const presizeFrom = 64
-
 // presize grows each bucket of the levels below that the timers of a
 // coarse slot, about to move down, will land in, once and to the size it
 // will reach. Otherwise the dozens of buckets that a crowded slot spreads
@@ -395,7 +388,7 @@ func (w *Wheel[V]) presize(slot int) {
 			if b.Len() == 0 {
 				w.s.unkeep(b, to) // its kept array is about to be replaced
 			}
-			b.Reserve(&w.s.pool, w.s.group(to), int(n))
+			b.Reserve(&w.s.pool, int(n))
 		}
 	}
 }

@@ -61,6 +61,24 @@ type Entry[V any] struct {
 // Pool and their Links.
 type Bucket[V any] struct {
 	entries []Entry[V]
+	group   int // see MakeBuckets
+}
+
+// MakeBuckets returns n empty buckets in groups of groupSize consecutive
+// ones. A group is buckets that fill and drain in turn, as a wheel's
+// slots do as time passes them: Release and ShrinkRefill keep a large
+// array a bucket leaves for the next bucket of its group that grows. A
+// Bucket's zero value is in group 0. O(n); it panics if n < 0 or
+// groupSize < 1.
+func MakeBuckets[V any](n, groupSize int) []Bucket[V] {
+	if groupSize < 1 {
+		panic("packed: MakeBuckets: groupSize must be positive")
+	}
+	buckets := make([]Bucket[V], n)
+	for i := range buckets {
+		buckets[i].group = i / groupSize
+	}
+	return buckets
 }
 
 // Len returns the number of entries. O(1).
@@ -77,15 +95,13 @@ func (b *Bucket[V]) At(i int) *Entry[V] { return &b.entries[i] }
 // bucket and is valid until the bucket is next changed. O(1).
 func (b *Bucket[V]) Entries() []Entry[V] { return b.entries }
 
-// Push appends an entry and sets its Link.Index. group names the bucket's
-// group for Release and ShrinkRefill; callers that never use them pass
-// any constant.
+// Push appends an entry and sets its Link.Index.
 // O(1) amortized: when the bucket is full it moves to an array of the next
 // size class, taken from p if one is spare.
-func (b *Bucket[V]) Push(p *Pool[V], group int, deadline uint64, link *Link, value V) {
+func (b *Bucket[V]) Push(p *Pool[V], deadline uint64, link *Link, value V) {
 	n := len(b.entries)
 	if n == cap(b.entries) {
-		b.grow(p, group)
+		b.grow(p)
 	}
 	b.entries = b.entries[:n+1]
 	b.entries[n] = Entry[V]{Deadline: deadline, Link: link, Value: value}
@@ -95,18 +111,18 @@ func (b *Bucket[V]) Push(p *Pool[V], group int, deadline uint64, link *Link, val
 
 // grow moves a full bucket to an array of the next size class: Push's
 // rare case, kept out of line so that Push's common one stays short.
-func (b *Bucket[V]) grow(p *Pool[V], group int) {
+func (b *Bucket[V]) grow(p *Pool[V]) {
 	n := len(b.entries)
-	b.move(p, p.grow(classOf(n)+1, n, group), noGroup)
+	b.move(p, p.grow(classOf(n)+1, n, b.group), noGroup)
 }
 
 // Reserve makes room for n more entries in one move, to an array of the
 // class that holds them, where Push would grow through each class in turn:
 // a caller about to add many entries at once saves the copies and the
-// arrays in between. group is as for Push. O(Len) when it moves.
-func (b *Bucket[V]) Reserve(p *Pool[V], group, n int) {
+// arrays in between. O(Len) when it moves.
+func (b *Bucket[V]) Reserve(p *Pool[V], n int) {
 	if len(b.entries)+n > cap(b.entries) {
-		b.move(p, p.grow(classFor(len(b.entries)+n), len(b.entries), group), noGroup)
+		b.move(p, p.grow(classFor(len(b.entries)+n), len(b.entries), b.group), noGroup)
 	}
 }
 
@@ -149,16 +165,16 @@ func (b *Bucket[V]) Adopt(from *Bucket[V]) {
 // group whose buckets empty and refill in turn, as a wheel's slots do when
 // their timers fire or move down a level while the timers that re-arm
 // gather in a later slot of the same group, p keeps an array of 1024
-// entries or more for the next bucket of group (as passed to Push and
+// entries or more for the next bucket of its group (see MakeBuckets)
 // Reserve) that grows, even beyond its usual spare budget; a smaller one
 // goes back as Remove's does. It does nothing to a bucket with no array,
 // and panics if the bucket is not empty. O(1) amortized.
-func (b *Bucket[V]) Release(p *Pool[V], group int) {
+func (b *Bucket[V]) Release(p *Pool[V]) {
 	if len(b.entries) != 0 {
 		panic("packed: Release of a bucket that is not empty")
 	}
 	if cap(b.entries) != 0 {
-		p.putHeir(b.entries, group)
+		p.putHeir(b.entries, b.group)
 		b.entries = nil
 	}
 }
@@ -188,13 +204,16 @@ func (b *Bucket[V]) Shrink(p *Pool[V]) { b.shrink(p, noGroup) }
 // drain in turn, as a hierarchical wheel's coarse slots do when timers are
 // cancelled before they are due: one slot drains while the next fills.
 // The array it leaves, if of 1024 entries or more, is kept for the next
-// bucket of group that grows, as Release's is; a smaller one goes to
+// bucket of its group that grows, as Release's is; a smaller one goes to
 // the shelf of emptied arrays rather than that of outgrown ones. And the
 // pool keeps more of the arrays that growing buckets leave, for shrinking
 // ones to go down through, by as much as the last 32 such shrinks went to
 // (up to twice the live entries) until later ones replace them. O(Len)
 // when it moves; O(1) otherwise.
-func (b *Bucket[V]) ShrinkRefill(p *Pool[V], group int) { b.shrink(p, group) }
+func (b *Bucket[V]) ShrinkRefill(p *Pool[V]) {
+	p.refills = true
+	b.shrink(p, b.group)
+}
 
 func (b *Bucket[V]) shrink(p *Pool[V], heirOf int) {
 	n := len(b.entries)

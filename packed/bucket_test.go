@@ -26,7 +26,7 @@ func TestBucketKeepsLinks(t *testing.T) {
 	r := rand.New(rand.NewPCG(1, 2))
 	for range 20_000 {
 		if id := r.IntN(len(links)); !live[id] {
-			b.Push(&p, 0, uint64(id), &links[id], id)
+			b.Push(&p, uint64(id), &links[id], id)
 			live[id] = true
 		} else {
 			i := int(links[id].Index)
@@ -35,7 +35,7 @@ func TestBucketKeepsLinks(t *testing.T) {
 				e = b.Remove(&p, i)
 				b.Shrink(&p)
 			} else {
-				e = b.removeRefill(&p, i, 0)
+				e = b.removeRefill(&p, i)
 			}
 			require.Same(t, &links[id], e.Link)
 			delete(live, id)
@@ -52,7 +52,7 @@ func TestRemoveClearsTail(t *testing.T) {
 	var links [3]Link
 	x := new(int)
 	for i := range links {
-		b.Push(&p, 0, 1, &links[i], x)
+		b.Push(&p, 1, &links[i], x)
 	}
 	b.Remove(&p, 0)
 	require.Nil(t, b.entries[:3][2].Value, "a removed value must not stay reachable")
@@ -66,7 +66,7 @@ func TestShrinkHysteresis(t *testing.T) {
 	var b Bucket[int]
 	links := make([]Link, 10_000)
 	for i := range links {
-		b.Push(&p, 0, uint64(i), &links[i], i)
+		b.Push(&p, uint64(i), &links[i], i)
 	}
 	full := b.Cap()
 	for b.Len() > len(links)/5 {
@@ -82,7 +82,7 @@ func TestShrinkHysteresis(t *testing.T) {
 	n := b.Len()
 	for range 1000 { // hover: up and down by a few entries
 		for j := range 5 {
-			b.Push(&p, 0, uint64(n+j), &links[n+j], n+j)
+			b.Push(&p, uint64(n+j), &links[n+j], n+j)
 		}
 		for range 5 {
 			b.Remove(&p, b.Len()-1)
@@ -117,7 +117,7 @@ func TestShrinkTakesClassBelow(t *testing.T) {
 			var b Bucket[int]
 			links := make([]Link, 200)
 			for i := range links {
-				b.Push(&p, 0, uint64(i), &links[i], i)
+				b.Push(&p, uint64(i), &links[i], i)
 			}
 			for b.Len() > n {
 				b.Remove(&p, b.Len()-1)
@@ -147,25 +147,26 @@ func TestShrinkRefill(t *testing.T) {
 	for _, refill := range []bool{false, true} {
 		var p Pool[int]
 		var hold, crowd, next Bucket[int]
+		crowd.group, next.group = 1, 1
 		links := make([]Link, 20_001)
 		for i := range 10_000 { // live entries, so that budgets hold arrays
-			hold.Push(&p, 0, uint64(i), &links[i], i)
+			hold.Push(&p, uint64(i), &links[i], i)
 		}
 		for i := 10_000; i < 20_000; i++ {
-			crowd.Push(&p, 1, uint64(i), &links[i], i)
+			crowd.Push(&p, uint64(i), &links[i], i)
 		}
 		big := crowd.Cap()
 		for crowd.Len() > big/4 {
 			crowd.Remove(&p, crowd.Len()-1)
 		}
 		if refill {
-			crowd.ShrinkRefill(&p, 1)
+			crowd.ShrinkRefill(&p)
 		} else {
 			crowd.Shrink(&p)
 		}
 		require.Less(t, crowd.Cap(), big, "refill %v: no shrink", refill)
 		_, heirs := p.heirsOf(1)
-		next.Push(&p, 1, 0, &links[20_000], 0)
+		next.Push(&p, 0, &links[20_000], 0)
 		if refill {
 			require.Equal(t, 1, heirs)
 			require.Equal(t, big, next.Cap(), "the next bucket of the group did not inherit")
@@ -185,19 +186,20 @@ func TestShrinksWidenOutgrownBudget(t *testing.T) {
 	for _, refill := range []bool{false, true} {
 		var p Pool[int]
 		var hold, b Bucket[int]
+		b.group = 1
 		links := make([]Link, 50_000)
 		for i := range 10_000 {
-			hold.Push(&p, 0, uint64(i), &links[i], i)
+			hold.Push(&p, uint64(i), &links[i], i)
 		}
 		for i := 10_000; i < len(links); i++ {
-			b.Push(&p, 1, uint64(i), &links[i], i)
+			b.Push(&p, uint64(i), &links[i], i)
 		}
 		for b.Len() > 9_000 {
 			b.Remove(&p, b.Len()-1)
 		}
 		before := b.Cap()
 		if refill {
-			b.ShrinkRefill(&p, 1)
+			b.ShrinkRefill(&p)
 		} else {
 			b.Shrink(&p)
 		}
@@ -230,7 +232,7 @@ func TestPoolRecycles(t *testing.T) {
 		}
 		for i := range links[:1000+turn%50] {
 			if links[i].Slot == 0 {
-				b.Push(&p, 0, 1, &links[i], i)
+				b.Push(&p, 1, &links[i], i)
 				links[i].Slot = 1
 			}
 		}
@@ -257,7 +259,7 @@ func TestPoolBudget(t *testing.T) {
 	buckets := make([]Bucket[int], 64)
 	links := make([]Link, 200_000)
 	for i := range links {
-		buckets[i%len(buckets)].Push(&p, 0, 1, &links[i], i)
+		buckets[i%len(buckets)].Push(&p, 1, &links[i], i)
 	}
 	require.Equal(t, len(links), p.Live())
 	require.LessOrEqual(t, p.Spare(), p.Live()/4+spareFloor/2, "arrays outgrown while filling")
@@ -287,16 +289,16 @@ func TestReserve(t *testing.T) {
 	var p Pool[int]
 	var b Bucket[int]
 	links := make([]Link, 3000)
-	b.Push(&p, 0, 0, &links[0], 0)
-	b.Reserve(&p, 0, len(links)-1)
+	b.Push(&p, 0, &links[0], 0)
+	b.Reserve(&p, len(links)-1)
 	c := b.Cap()
 	require.GreaterOrEqual(t, c, len(links))
 	for i := 1; i < len(links); i++ {
-		b.Push(&p, 0, uint64(i), &links[i], i)
+		b.Push(&p, uint64(i), &links[i], i)
 	}
 	require.Equal(t, c, b.Cap(), "a reserved bucket grew again")
 	checkLinks(t, &b)
-	b.Reserve(&p, 0, 0)
+	b.Reserve(&p, 0)
 	require.Equal(t, c, b.Cap(), "Reserve of room it has moved the bucket")
 }
 
@@ -306,35 +308,36 @@ func TestReserve(t *testing.T) {
 func TestHeirs(t *testing.T) {
 	var p Pool[int]
 	var crowd, next, other, keep Bucket[int]
+	crowd.group, next.group, other.group = 1, 1, 2
 	links := make([]Link, 5000)
 	for i := range links[:4000] {
-		crowd.Push(&p, 0, uint64(i), &links[i], i)
+		crowd.Push(&p, uint64(i), &links[i], i)
 	}
 	for i := 4000; i < len(links); i++ {
-		keep.Push(&p, 0, uint64(i), &links[i], i)
+		keep.Push(&p, uint64(i), &links[i], i)
 	}
 	big := crowd.Cap()
 	for crowd.Len() > 0 {
-		e := crowd.removeRefill(&p, crowd.Len()-1, 1)
-		keep.Push(&p, 0, e.Deadline, e.Link, e.Value) // the crowd moves on
+		e := crowd.removeRefill(&p, crowd.Len()-1)
+		keep.Push(&p, e.Deadline, e.Link, e.Value) // the crowd moves on
 	}
 	require.Equal(t, big, p.Spare()-p.outgrown.spare-p.vacated.spare, "the crowd's array is kept")
 	var extra [2]Link
-	other.Push(&p, 2, 0, &extra[0], 0)
+	other.Push(&p, 0, &extra[0], 0)
 	require.Less(t, other.Cap(), big, "a bucket of another group inherited")
 	other.Remove(&p, other.Len()-1)
-	next.Push(&p, 1, 0, &extra[1], 0)
+	next.Push(&p, 0, &extra[1], 0)
 	require.Equal(t, big, next.Cap(), "the next bucket of the group did not inherit")
 	require.Zero(t, p.heirCap)
 
 	// Move the crowd again, then let every timer go: the heir goes too.
 	for range 3000 {
 		e := keep.Remove(&p, keep.Len()-1)
-		next.Push(&p, 1, e.Deadline, e.Link, e.Value)
+		next.Push(&p, e.Deadline, e.Link, e.Value)
 	}
 	for next.Len() > 0 {
-		e := next.removeRefill(&p, next.Len()-1, 1)
-		keep.Push(&p, 0, e.Deadline, e.Link, e.Value)
+		e := next.removeRefill(&p, next.Len()-1)
+		keep.Push(&p, e.Deadline, e.Link, e.Value)
 	}
 	require.Equal(t, big, p.heirCap)
 	for keep.Len() > 0 {
@@ -354,23 +357,24 @@ func TestHeirsPerGroup(t *testing.T) {
 	links := make([]Link, 60_000)
 	var hold Bucket[int] // keeps the live entries up while crowds move
 	for i := range links {
-		hold.Push(&p, 0, 0, &links[i], i)
+		hold.Push(&p, 0, &links[i], i)
 	}
 	// crowd moves n entries into each of k buckets of group g, then
 	// empties them all.
 	crowd := func(g, k, n int) int {
 		b := make([]Bucket[int], k)
 		for i := range b {
+			b[i].group = g
 			for range n {
 				e := hold.Remove(&p, hold.Len()-1)
-				b[i].Push(&p, g, e.Deadline, e.Link, e.Value)
+				b[i].Push(&p, e.Deadline, e.Link, e.Value)
 			}
 		}
 		c := b[0].Cap()
 		for i := range b {
 			for b[i].Len() > 0 {
-				e := b[i].removeRefill(&p, b[i].Len()-1, g)
-				hold.Push(&p, 0, e.Deadline, e.Link, e.Value)
+				e := b[i].removeRefill(&p, b[i].Len()-1)
+				hold.Push(&p, e.Deadline, e.Link, e.Value)
 			}
 		}
 		return c
@@ -392,8 +396,9 @@ func TestHeirsPerGroup(t *testing.T) {
 	require.Equal(t, []int{1, 1}, []int{heirs(2), heirs(1)})
 
 	var b Bucket[int]
+	b.group = 2
 	var l Link
-	b.Push(&p, 2, 0, &l, 0)
+	b.Push(&p, 0, &l, 0)
 	require.Equal(t, rare, b.Cap(), "group 2's next bucket did not inherit")
 }
 
@@ -405,7 +410,7 @@ func TestShelves(t *testing.T) {
 	buckets := make([]Bucket[int], 40)
 	links := make([]Link, 400_000)
 	for i := range links {
-		buckets[i%len(buckets)].Push(&p, 0, 1, &links[i], i)
+		buckets[i%len(buckets)].Push(&p, 1, &links[i], i)
 	}
 	require.LessOrEqual(t, p.outgrown.spare, p.Live()/4+spareFloor/2)
 	require.Zero(t, p.vacated.spare)
@@ -423,7 +428,7 @@ func TestShelves(t *testing.T) {
 		for i := range buckets[:10] {
 			for j := range 10_000 {
 				l := &links[i+40*j]
-				buckets[i].Push(&p, 0, 1, l, i)
+				buckets[i].Push(&p, 1, l, i)
 			}
 		}
 		for i := range buckets[:10] {
@@ -446,11 +451,11 @@ func (sh *shelf[V]) count() int {
 }
 
 // removeRefill removes entry i of b with Take and, if that empties b,
-// gives its array back with Release to group: how a wheel drains a slot.
-func (b *Bucket[V]) removeRefill(p *Pool[V], i, group int) Entry[V] {
+// gives its array back with Release: how a wheel drains a slot.
+func (b *Bucket[V]) removeRefill(p *Pool[V], i int) Entry[V] {
 	e := b.Take(p, i)
 	if b.Len() == 0 {
-		b.Release(p, group)
+		b.Release(p)
 	}
 	return e
 }
@@ -463,10 +468,10 @@ func TestTakeKeepsArray(t *testing.T) {
 	var b Bucket[int]
 	links := make([]Link, 20)
 	for i := range links {
-		b.Push(&p, 0, 0, &links[i], i)
+		b.Push(&p, 0, &links[i], i)
 	}
 	c := b.Cap()
-	require.PanicsWithValue(t, "packed: Release of a bucket that is not empty", func() { b.Release(&p, 0) })
+	require.PanicsWithValue(t, "packed: Release of a bucket that is not empty", func() { b.Release(&p) })
 	require.Equal(t, len(links), b.Len(), "a refused Release changed the bucket")
 	for b.Len() > 0 {
 		b.Take(&p, b.Len()-1)
@@ -475,16 +480,16 @@ func TestTakeKeepsArray(t *testing.T) {
 	require.Zero(t, p.Live())
 	spare := p.Spare()
 	for i := range links {
-		b.Push(&p, 0, 0, &links[i], i)
+		b.Push(&p, 0, &links[i], i)
 	}
 	require.Equal(t, c, b.Cap(), "the refill moved to another array")
 	for b.Len() > 0 {
 		b.Take(&p, b.Len()-1)
 	}
-	b.Release(&p, 0)
+	b.Release(&p)
 	require.Zero(t, b.Cap())
 	require.Equal(t, spare+c, p.Spare(), "the released array is not spare")
-	b.Release(&p, 0) // no array: nothing to do
+	b.Release(&p) // no array: nothing to do
 	require.Equal(t, spare+c, p.Spare())
 }
 
@@ -496,7 +501,7 @@ func TestPop(t *testing.T) {
 	var b Bucket[int]
 	links := make([]Link, 10)
 	for i := range links {
-		b.Push(&p, 0, uint64(i), &links[i], i)
+		b.Push(&p, uint64(i), &links[i], i)
 	}
 	c := b.Cap()
 	for want := len(links) - 1; want >= 0; want-- {
@@ -520,7 +525,7 @@ func TestAdopt(t *testing.T) {
 	var from, to Bucket[int]
 	links := make([]Link, 10)
 	for i := range links {
-		from.Push(&p, 0, uint64(i), &links[i], i)
+		from.Push(&p, uint64(i), &links[i], i)
 	}
 	c := from.Cap()
 	require.PanicsWithValue(t, "packed: Adopt between buckets that are not empty", func() { to.Adopt(&from) })
@@ -529,11 +534,11 @@ func TestAdopt(t *testing.T) {
 	for from.Len() > 0 {
 		from.Take(&p, from.Len()-1)
 	}
-	to.Push(&p, 0, 0, &links[0], 0)
+	to.Push(&p, 0, &links[0], 0)
 	require.PanicsWithValue(t, "packed: Adopt between buckets that are not empty", func() { to.Adopt(&from) })
 	require.Equal(t, c, from.Cap(), "a refused Adopt moved the array")
 	to.Take(&p, 0)
-	to.Release(&p, 0)
+	to.Release(&p)
 	spare := p.Spare()
 
 	to.Adopt(&from)
@@ -541,7 +546,7 @@ func TestAdopt(t *testing.T) {
 	require.Zero(t, from.Cap())
 	require.Equal(t, spare, p.Spare(), "Adopt went through the pool")
 	for i := range links {
-		to.Push(&p, 0, uint64(i), &links[i], i)
+		to.Push(&p, uint64(i), &links[i], i)
 	}
 	require.Equal(t, c, to.Cap(), "the adopted array did not serve")
 	checkLinks(t, &to)

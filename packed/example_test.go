@@ -21,7 +21,7 @@ func ExampleBucket_Remove() {
 	var b packed.Bucket[*timer]
 	timers := []*timer{{name: "a"}, {name: "b"}, {name: "c"}}
 	for i, t := range timers {
-		b.Push(&pool, 0, uint64(10*(i+1)), &t.link, t)
+		b.Push(&pool, uint64(10*(i+1)), &t.link, t)
 		t.link.Slot, t.link.Deadline = 1, uint64(10*(i+1))
 	}
 
@@ -53,7 +53,7 @@ func ExamplePool() {
 	links := make([]packed.Link, 4)
 
 	for i := range links {
-		first.Push(&pool, 0, 1, &links[i], i)
+		first.Push(&pool, 1, &links[i], i)
 	}
 	for first.Len() > 0 {
 		first.Remove(&pool, first.Len()-1)
@@ -61,7 +61,7 @@ func ExamplePool() {
 	fmt.Println("spare after the first bucket empties:", pool.Spare())
 
 	for i := range links {
-		second.Push(&pool, 0, 2, &links[i], i)
+		second.Push(&pool, 2, &links[i], i)
 	}
 	fmt.Println("spare after the second fills:", pool.Spare(), "live:", pool.Live())
 	// Output:

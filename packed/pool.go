@@ -46,7 +46,7 @@ const spareFloor = 4096
 //
 //   - An array left behind when a bucket grew or shrank is rarely wanted
 //     again: the bucket that outgrew it is still there. Those are kept up to
-//     a share of the live entries (see SpareShift) plus half the floor, so
+//     a share of the live entries (see outgrownBudget) plus half the floor, so
 //     that filling a wheel does not leave a second copy of it on the shelf,
 //     plus what the latest shrinks of refilling groups went to (see
 //     Bucket.ShrinkRefill), whose own arrays go where emptied ones do.
@@ -67,11 +67,9 @@ const spareFloor = 4096
 // after first use, and is not safe for concurrent use: it belongs to the
 // goroutine that owns its buckets.
 type Pool[V any] struct {
-	// SpareShift sets the budget of arrays outgrown by their buckets to
-	// Live()>>SpareShift entries plus a small floor, and plus what recent
-	// ShrinkRefill shrinks went to; zero means 2, a quarter. Set it before
-	// first use.
-	SpareShift uint8
+	// refills says a bucket has shrunk with ShrinkRefill: see
+	// outgrownBudget.
+	refills bool
 
 	outgrown shelf[V]
 	vacated  shelf[V]
@@ -252,9 +250,13 @@ func (p *Pool[V]) putVacated(a []Entry[V]) {
 // every time: a hierarchical wheel of 10k timers scheduled 30 s out and
 // cancelled a second later allocated on every rotation
 // (TestCancelSteadyState).
+//
+// The share is a quarter of the live entries for a pool whose buckets
+// shrink as others refill, an eighth for one whose buckets stay put, which
+// need fewer (TestMemoryPerTimer in the root package, hashed).
 func (p *Pool[V]) outgrownBudget() int {
-	shift := p.SpareShift
-	if shift == 0 {
+	shift := 3
+	if p.refills {
 		shift = 2
 	}
 	return p.live>>shift + spareFloor/2 + min(p.shrinksCap, 2*p.live)
