@@ -7,14 +7,14 @@ import (
 
 // afterFunc benchmarks time.AfterFunc and Timer.Stop, a new timer per
 // schedule: the way most code uses timers.
-type afterFunc struct{ realTime }
+type afterFunc struct{ runtimeTimers }
 
 func newAfterFunc() impl { return new(afterFunc) }
 
 func (s *afterFunc) churn(b *testing.B) {
 	items := s.items
 	for b.Loop() {
-		it := &items[s.rng.below(len(items))]
+		it := &items[s.pick(len(items))]
 		it.t.Stop()
 		it.t = time.AfterFunc(realTimeout, it.fire)
 	}

@@ -3,7 +3,10 @@ package bench
 import (
 	"fmt"
 	"runtime"
+	"runtime/debug"
+	"syscall"
 	"testing"
+	"time"
 )
 
 // sizes are the numbers of outstanding timers each workload runs at.
@@ -23,27 +26,60 @@ type impl interface {
 	// scheduleCancel cancels a random timer and schedules it again 30 s
 	// ahead per op.
 	scheduleCancel(b *testing.B)
+	// fired returns how many timers have fired so far.
+	fired() int64
+	// stop cancels every timer and ends the implementation's goroutines,
+	// so that nothing outlives the benchmark.
+	stop()
+	// aim readies churn and scheduleCancel to pick items warm or cold
+	// (see picker), after fill.
+	aim(warm bool)
+	// drive makes the implementation run on the real clock by itself
+	// until stop is called, as a server would run it; the virtual-clock
+	// ones start a goroutine for it (see virtual.driveWith), the others
+	// already have theirs.
+	drive() (stop func())
+}
+
+// expirer is an implementation that runs Expire: all but the peers.
+type expirer interface {
 	// expire creates n items, then per op schedules all their timers within
 	// the next second and fires them all.
 	expire(b *testing.B, n int)
-	// fired returns how many timers have fired so far.
-	fired() int64
-	// stop cancels every timer, so that none outlives the benchmark.
-	stop()
 }
 
-// impls lists the implementations, named as in the benchmark names.
+// impls lists the implementations, named as in the benchmark names: packwheel's
+// wheels, the list wheel and the ways the standard library offers, then the
+// Go timer libraries (the peers), each used the cheapest way it offers to
+// move a timer. The peers run up to peerMax timers.
 var impls = []struct {
 	name string
 	make func() impl
+	peer bool
 }{
-	{"hashed", newHashed},
-	{"wheel", newWheel},
-	{"list", newList},
-	{"timer-reset", newTimerReset},
-	{"afterfunc", newAfterFunc},
-	{"heap", newHeap},
+	{"hashed", newHashed, false},
+	{"wheel", newWheel, false},
+	{"list", newList, false},
+	{"timer-reset", newTimerReset, false},
+	{"afterfunc", newAfterFunc, false},
+	{"heap", newHeap, false},
+	{"gtimer", newGtimer, true},
+	{"antlabs", newAntlabs, true},
+	{"antlabs-heap", newAntlabsHeap, true},
+	{"timingwheel", newTimingWheel, true},
+	{"go-zero", newGoZero, true},
+	{"go-timewheel", newTimeWheel, true},
 }
+
+// peerMax is the most timers a peer runs with: 10 million of their
+// separately allocated timers take minutes to set up, and the question
+// they answer, which library to pick, is settled by then.
+const peerMax = 1_000_000
+
+// peerNoExpire is why the peers skip Expire: they tick on their own real
+// clocks, at 1 to 10 ms, so a batch due within a second measures their
+// tick more than their work. Their work is in Churn and ScheduleCancel.
+const peerNoExpire = "the peers run Churn, ScheduleCancel, Memory and IdleCPU"
 
 // shortMax is the largest size run under -short, which CI can use to check
 // that the benchmarks still run without spending a minute on the largest.
@@ -58,6 +94,9 @@ func matrix(b *testing.B, f func(b *testing.B, im impl, n int)) {
 					if testing.Short() && n > shortMax {
 						b.Skipf("n > %d under -short", shortMax)
 					}
+					if im.peer && n > peerMax {
+						b.Skipf("peers run up to n=%d", peerMax)
+					}
 					b.ReportAllocs()
 					f(b, im.make(), n)
 				})
@@ -67,13 +106,23 @@ func matrix(b *testing.B, f func(b *testing.B, im impl, n int)) {
 }
 
 // BenchmarkChurn re-arms a random outstanding timer 30 s ahead per op: the
-// idle-timeout pattern, in which nothing fires.
-func BenchmarkChurn(b *testing.B) {
+// idle-timeout pattern, in which nothing fires. The item is cold: its
+// struct is in cache only as far as n random ones fit.
+func BenchmarkChurn(b *testing.B) { churn(b, false) }
+
+// BenchmarkChurnWarm is Churn with the item's struct just read, as a
+// server has read it when it re-arms a connection's timer (see picker).
+func BenchmarkChurnWarm(b *testing.B) { churn(b, true) }
+
+func churn(b *testing.B, warm bool) {
 	matrix(b, func(b *testing.B, im impl, n int) {
 		im.fill(n)
 		defer im.stop()
+		im.aim(warm)
 		runtime.GC() // so that the setup's garbage is not collected on the clock
+		cpu := cpuTime()
 		im.churn(b)
+		reportCPU(b, cpu)
 		if f := im.fired(); f != 0 {
 			b.Fatalf("%d timers fired during churn, which must fire none", f)
 		}
@@ -87,8 +136,11 @@ func BenchmarkScheduleCancel(b *testing.B) {
 	matrix(b, func(b *testing.B, im impl, n int) {
 		im.fill(n)
 		defer im.stop()
+		im.aim(false)
 		runtime.GC()
+		cpu := cpuTime()
 		im.scheduleCancel(b)
+		reportCPU(b, cpu)
 		if f := im.fired(); f != 0 {
 			b.Fatalf("%d timers fired during schedule-cancel, which must fire none", f)
 		}
@@ -121,8 +173,12 @@ func BenchmarkMemory(b *testing.B) {
 // them all per op, and reports the time per timer and expiries per second.
 func BenchmarkExpire(b *testing.B) {
 	matrix(b, func(b *testing.B, im impl, n int) {
+		ex, ok := im.(expirer)
+		if !ok {
+			b.Skip(peerNoExpire)
+		}
 		defer im.stop()
-		im.expire(b, n)
+		ex.expire(b, n)
 		timers := float64(b.N) * float64(n)
 		if f := im.fired(); f != int64(timers) {
 			b.Fatalf("%d timers fired, want %.0f", f, timers)
@@ -130,6 +186,60 @@ func BenchmarkExpire(b *testing.B) {
 		b.ReportMetric(float64(b.Elapsed().Nanoseconds())/timers, "ns/timer")
 		b.ReportMetric(timers/b.Elapsed().Seconds(), "expiries/s")
 	})
+}
+
+// BenchmarkIdleCPU reports the CPU time the process burns per second of
+// wall time with n timers outstanding, 29 to 30 s ahead, and nothing else
+// to do: what an implementation's own goroutines cost while they tick or
+// wait. The virtual-clock implementations are driven on the real clock by
+// a goroutine that sleeps until NextExpiry's tick and advances to it (see
+// virtual.driveWith). One op is idleSlice of sleep.
+func BenchmarkIdleCPU(b *testing.B) {
+	matrix(b, func(b *testing.B, im impl, n int) {
+		im.fill(n)
+		defer im.stop()
+		stopDriving := im.drive()
+		defer stopDriving()
+		// A full collection, its sweeping and the return of free memory to
+		// the OS now, so that none of it runs in the background while
+		// idle is measured.
+		debug.FreeOSMemory()
+		cpu, wall := cpuTime(), time.Now()
+		for b.Loop() {
+			time.Sleep(idleSlice)
+		}
+		b.ReportMetric(float64(cpuTime()-cpu)/time.Since(wall).Seconds(), "cpu-ns/s")
+		if f := im.fired(); f != 0 {
+			b.Fatalf("%d timers fired while idle, which must fire none", f)
+		}
+	})
+}
+
+// idleSlice is the sleep of one op of IdleCPU. The benchmark's own sleeps
+// cost CPU too, the same for every implementation, and what the rows of
+// the virtual-clock implementations, which have nothing to do, show: a
+// wake-up cost 0.1-0.2 ms of CPU on the machines measured, so 10 ms
+// sleeps burned a 50th of a CPU and 100 ms sleeps a 400th.
+const idleSlice = 100 * time.Millisecond
+
+// cpuTime returns the CPU time, user and system, that the process has
+// used so far, in ns: every goroutine's, the runtime's and the peers' own
+// included.
+func cpuTime() int64 {
+	var u syscall.Rusage
+	if err := syscall.Getrusage(syscall.RUSAGE_SELF, &u); err != nil {
+		panic(err)
+	}
+	return u.Utime.Nano() + u.Stime.Nano()
+}
+
+// reportCPU reports the CPU time the process used per op since cpuTime
+// returned start: ns/op counts the benchmark's goroutine only, while an
+// implementation that hands its work to a goroutine of its own does it on
+// the other CPU, and one that allocates has the garbage collector's
+// workers run there too.
+func reportCPU(b *testing.B, start int64) {
+	b.ReportMetric(float64(cpuTime()-start)/float64(b.N), "cpu-ns/op")
 }
 
 // liveHeap returns the bytes of live heap objects after a full collection.

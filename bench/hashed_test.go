@@ -32,7 +32,7 @@ func (s *hashedImpl) churn(b *testing.B) {
 		if s.pace.tick() {
 			w.Advance(w.Now()+1, s.count)
 		}
-		it := &items[s.rng.below(len(items))]
+		it := &items[s.pick(len(items))]
 		w.Schedule(&it.h, w.Now()+timeout, it)
 	}
 }
@@ -43,7 +43,7 @@ func (s *hashedImpl) scheduleCancel(b *testing.B) {
 		if s.pace.tick() {
 			w.Advance(w.Now()+1, s.count)
 		}
-		it := &items[s.rng.below(len(items))]
+		it := &items[s.pick(len(items))]
 		w.Cancel(&it.h)
 		w.Schedule(&it.h, w.Now()+timeout, it)
 	}
@@ -60,4 +60,8 @@ func (s *hashedImpl) expire(b *testing.B, n int) {
 		}
 		w.Advance(now+expireWindow, s.count)
 	}
+}
+
+func (s *hashedImpl) drive() (stop func()) {
+	return s.driveWith(s.w.Now(), s.w.NextExpiry, s.w.Advance)
 }

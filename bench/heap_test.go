@@ -37,7 +37,7 @@ func (s *heapImpl) churn(b *testing.B) {
 		if s.pace.tick() {
 			w.Advance(w.Now()+1, s.count)
 		}
-		it := &items[s.rng.below(len(items))]
+		it := &items[s.pick(len(items))]
 		w.Schedule(&it.h, w.Now()+timeout, it)
 	}
 }
@@ -48,7 +48,7 @@ func (s *heapImpl) scheduleCancel(b *testing.B) {
 		if s.pace.tick() {
 			w.Advance(w.Now()+1, s.count)
 		}
-		it := &items[s.rng.below(len(items))]
+		it := &items[s.pick(len(items))]
 		w.Cancel(&it.h)
 		w.Schedule(&it.h, w.Now()+timeout, it)
 	}
@@ -66,3 +66,5 @@ func (s *heapImpl) expire(b *testing.B, n int) {
 		w.Advance(now+expireWindow, s.count)
 	}
 }
+
+func (s *heapImpl) drive() (stop func()) { return s.driveWith(s.w.Now(), s.w.NextExpiry, s.w.Advance) }

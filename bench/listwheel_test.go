@@ -39,7 +39,7 @@ func (s *listImpl) churn(b *testing.B) {
 		if s.pace.tick() {
 			w.Advance(w.Now()+1, s.count)
 		}
-		it := &items[s.rng.below(len(items))]
+		it := &items[s.pick(len(items))]
 		w.Schedule(&it.n, w.Now()+timeout, it)
 	}
 }
@@ -50,7 +50,7 @@ func (s *listImpl) scheduleCancel(b *testing.B) {
 		if s.pace.tick() {
 			w.Advance(w.Now()+1, s.count)
 		}
-		it := &items[s.rng.below(len(items))]
+		it := &items[s.pick(len(items))]
 		w.Cancel(&it.n)
 		w.Schedule(&it.n, w.Now()+timeout, it)
 	}
@@ -68,3 +68,5 @@ func (s *listImpl) expire(b *testing.B, n int) {
 		w.Advance(now+expireWindow, s.count)
 	}
 }
+
+func (s *listImpl) drive() (stop func()) { return s.driveWith(s.w.Now(), s.w.NextExpiry, s.w.Advance) }

@@ -13,21 +13,21 @@ import (
 // blocks on its channel, so resetting one that nobody waits on would
 // measure a field update, not the timer a server with a goroutine per
 // connection pays for; a function timer is always in the heap.
-type timerReset struct{ realTime }
+type timerReset struct{ runtimeTimers }
 
 func newTimerReset() impl { return new(timerReset) }
 
 func (s *timerReset) churn(b *testing.B) {
 	items := s.items
 	for b.Loop() {
-		items[s.rng.below(len(items))].t.Reset(realTimeout)
+		items[s.pick(len(items))].t.Reset(realTimeout)
 	}
 }
 
 func (s *timerReset) scheduleCancel(b *testing.B) {
 	items := s.items
 	for b.Loop() {
-		t := items[s.rng.below(len(items))].t
+		t := items[s.pick(len(items))].t
 		t.Stop()
 		t.Reset(realTimeout)
 	}

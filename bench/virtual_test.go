@@ -1,5 +1,7 @@
 package bench
 
+import "time"
+
 // The virtual clock of the wheels and the heap: 1 ms ticks.
 const (
 	ticksPerSecond = 1000
@@ -42,7 +44,7 @@ func (p *pacer) tick() bool {
 // charge packwheel for the benchmark's structure.
 type virtual[T any] struct {
 	items []T
-	rng   rng
+	picker
 	pace  pacer
 	fires int64
 	count func(*T)
@@ -54,7 +56,46 @@ func (v *virtual[T]) init(n int) {
 	v.count = func(*T) { v.fires++ }
 }
 
+func (v *virtual[T]) aim(warm bool) { aim(&v.picker, v.items, warm) }
+
 func (v *virtual[T]) fired() int64 { return v.fires }
 
 // stop has nothing to do: a virtual clock never fires by itself.
 func (v *virtual[T]) stop() {}
+
+// never is a NextExpiry limit past any deadline the benchmarks set, and
+// no later than packwheel.MaxTick.
+const never = 1 << 62
+
+// driveWith starts a goroutine that drives a virtual-clock implementation
+// on the real clock, as a server's loop would, until stop is called: it
+// sleeps until the tick that next names, one tick per millisecond from
+// now, and advances to it. Between its calls nothing else may use the
+// implementation; stop returns once the goroutine has.
+func (v *virtual[T]) driveWith(now uint64, next func(limit uint64) uint64, advance func(to uint64, expire func(*T))) (stop func()) {
+	quit, done := make(chan struct{}), make(chan struct{})
+	start := time.Now()
+	go func() {
+		defer close(done)
+		timer := time.NewTimer(time.Hour)
+		defer timer.Stop()
+		for {
+			at := next(never)
+			var fire <-chan time.Time
+			if at != never {
+				timer.Reset(time.Until(start.Add(time.Duration(at-now) * realTick)))
+				fire = timer.C
+			}
+			select {
+			case <-quit:
+				return
+			case <-fire:
+				advance(at, v.count)
+			}
+		}
+	}()
+	return func() {
+		close(quit)
+		<-done
+	}
+}

@@ -21,17 +21,30 @@ var implColors = map[string]color.Color{
 	"timer-reset": color.RGBA{R: 0xd6, G: 0x27, B: 0x28, A: 0xff},
 	"afterfunc":   color.RGBA{R: 0xff, G: 0x7f, B: 0x0e, A: 0xff},
 	"heap":        color.RGBA{R: 0x94, G: 0x67, B: 0xbd, A: 0xff},
+	// The peers, in muted tones.
+	"gtimer":       color.RGBA{R: 0xe3, G: 0x77, B: 0xc2, A: 0xff},
+	"antlabs":      color.RGBA{R: 0x7f, G: 0x7f, B: 0x7f, A: 0xff},
+	"antlabs-heap": color.RGBA{R: 0xbc, G: 0xbd, B: 0x22, A: 0xff},
+	"timingwheel":  color.RGBA{R: 0x17, G: 0xbe, B: 0xcf, A: 0xff},
+	"go-zero":      color.RGBA{R: 0x39, G: 0x3b, B: 0x79, A: 0xff},
+	"go-timewheel": color.RGBA{R: 0xad, G: 0x49, B: 0x4a, A: 0xff},
 }
 
 // implGlyphs gives each implementation a marker shape, so that the lines
 // can be told apart without color.
 var implGlyphs = map[string]draw.GlyphDrawer{
-	"hashed":      draw.CircleGlyph{},
-	"wheel":       draw.SquareGlyph{},
-	"list":        draw.RingGlyph{},
-	"timer-reset": draw.TriangleGlyph{},
-	"afterfunc":   draw.CrossGlyph{},
-	"heap":        draw.PyramidGlyph{},
+	"hashed":       draw.CircleGlyph{},
+	"wheel":        draw.SquareGlyph{},
+	"list":         draw.RingGlyph{},
+	"timer-reset":  draw.TriangleGlyph{},
+	"afterfunc":    draw.CrossGlyph{},
+	"heap":         draw.PyramidGlyph{},
+	"gtimer":       draw.PlusGlyph{},
+	"antlabs":      draw.BoxGlyph{},
+	"antlabs-heap": draw.RingGlyph{},
+	"timingwheel":  draw.CircleGlyph{},
+	"go-zero":      draw.TriangleGlyph{},
+	"go-timewheel": draw.CrossGlyph{},
 }
 
 // sizeTicks marks the x axis at the measured sizes, labelled 10k, 1M, ...

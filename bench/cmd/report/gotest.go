@@ -32,7 +32,7 @@ type key struct {
 var benchName = regexp.MustCompile(`^Benchmark(\w+)/impl=([^/]+)/n=(\d+)(?:-\d+)?$`)
 
 // workloads are the bench package's benchmarks, in the order they run.
-var workloads = []string{"Churn", "ScheduleCancel", "Memory", "Expire"}
+var workloads = []string{"Churn", "ChurnWarm", "ScheduleCancel", "Memory", "Expire", "IdleCPU"}
 
 // runBenchmarks compiles the bench package in dir and runs every workload,
 // implementation and size count times, writing the output to raw (benchstat
@@ -76,7 +76,7 @@ func runBenchmarks(dir string, sizes []int, count int, benchtime string, raw, pr
 
 // runOne runs the one benchmark that pattern names, once.
 func runOne(dir, bin, pattern, benchtime string, raw, progress io.Writer) error {
-	cmd := exec.Command(bin, "-test.run", "^$", "-test.bench", pattern,
+	cmd := exec.Command(bin, "-test.run", "^$", "-test.bench", pattern, "-test.v",
 		"-test.benchtime", benchtime, "-test.timeout", "0")
 	cmd.Dir, cmd.Stderr = dir, os.Stderr
 	out, err := cmd.Output()
@@ -92,6 +92,9 @@ func runOne(dir, bin, pattern, benchtime string, raw, progress io.Writer) error 
 			fmt.Fprintln(progress, sc.Text())
 			return nil
 		}
+	}
+	if bytes.Contains(out, []byte("--- SKIP")) {
+		return nil // a combination the bench package does not run (the peers at 10M, say)
 	}
 	return fmt.Errorf("benchmark %s: no result in\n%s", pattern, out)
 }

@@ -8,8 +8,13 @@ import (
 	"strings"
 )
 
-// implOrder is the column order: packwheel's wheels, then the baselines.
-var implOrder = []string{"hashed", "wheel", "list", "timer-reset", "afterfunc", "heap"}
+// implOrder is the column order: packwheel's wheels, then the baselines,
+// then the peers.
+var implOrder = append([]string{"hashed", "wheel", "list", "timer-reset", "afterfunc", "heap"}, peerImpls...)
+
+// peerImpls are the Go timer libraries, which run up to 1M timers and
+// skip Expire (bench/bench_test.go says why).
+var peerImpls = []string{"gtimer", "antlabs", "antlabs-heap", "timingwheel", "go-zero", "go-timewheel"}
 
 // baseline is the implementation every ratio is taken to.
 const baseline = "timer-reset"
@@ -23,6 +28,10 @@ type metric struct {
 
 var (
 	churnNs  = metric{"Churn", "ns/op", "Churn, ns/op", 1}
+	warmNs   = metric{"ChurnWarm", "ns/op", "Churn warm, ns/op", 1}
+	churnCPU = metric{"Churn", "cpu-ns/op", "Churn, CPU ns/op", 1}
+	idleCPU  = metric{"IdleCPU", "cpu-ns/s", "Idle, CPU ms/s", 1e-6}
+	churnAll = metric{"Churn", "allocs/op", "Churn, allocs/op", 1}
 	cancelNs = metric{"ScheduleCancel", "ns/op", "ScheduleCancel, ns/op", 1}
 	expireNs = metric{"Expire", "ns/timer", "Expire, ns/timer", 1}
 	bytesPer = metric{"Memory", "bytes/timer", "Memory, bytes/timer", 1}
@@ -86,6 +95,11 @@ their own on either CPU. Workloads are described in bench/doc.go.
 	rep.figureTable(w, churnNs)
 	rep.unitTable(w, "Churn", "allocs/op", "allocs/op")
 	rep.unitTable(w, "Churn", "B/op", "bytes allocated/op (a large array now and then shows here, not in allocs/op)")
+	rep.figureTable(w, churnCPU)
+	fmt.Fprintf(w, "\n## ChurnWarm: Churn with the item's struct just read, as a server has read it\n\n")
+	rep.figureTable(w, warmNs)
+	fmt.Fprintf(w, "\n## IdleCPU: CPU burned per second with the timers outstanding and nothing due\n\n")
+	rep.figureTable(w, idleCPU)
 	fmt.Fprintf(w, "\n## ScheduleCancel: cancel a random timer, schedule it again 30 s ahead\n\n")
 	rep.figureTable(w, cancelNs)
 	rep.unitTable(w, "ScheduleCancel", "allocs/op", "allocs/op")
@@ -129,9 +143,60 @@ func (rep *report) writeSummary(w io.Writer) {
 	rep.headlineTable(w, []string{"hashed", "wheel", "list", "heap", "afterfunc"})
 	fmt.Fprintln(w)
 	rep.speedups(w, churnNs, []string{"hashed", "wheel"})
+	fmt.Fprintf(w, "\nGo timer libraries side by side, n up to 1M (the peers' figures are per op of their cheapest way to move a timer; idle is CPU ms burned per second with nothing due):\n\n")
+	rep.peerTable(w)
+	fmt.Fprintln(w)
+	rep.fastestPeer(w, churnNs, "wheel")
+	rep.fastestPeer(w, warmNs, "wheel")
 	if len(rep.work) > 0 {
 		fmt.Fprintf(w, "\nRatas work-unit workload, range scheduling on (user CPU s / peak RSS MB):\n\n")
 		rep.workSummary(w)
+	}
+}
+
+// peerFigures are the rows of the peer table.
+var peerFigures = []metric{churnNs, warmNs, cancelNs, churnAll, bytesPer, idleCPU}
+
+// peerTable writes one row per figure and size up to the peers' largest,
+// one column per implementation, each cell the figure itself.
+func (rep *report) peerTable(w io.Writer) {
+	impls := append([]string{"wheel", "hashed"}, peerImpls...)
+	impls = append(impls, "timer-reset")
+	writeRow(w, append([]string{"figure", "n"}, impls...)...)
+	writeRule(w, len(impls)+2)
+	for _, m := range peerFigures {
+		for _, n := range rep.r.sizes(m.workload) {
+			if _, ok := m.get(rep.r, peerImpls[0], n); !ok {
+				continue
+			}
+			row := []string{m.title, sizeLabel(n)}
+			for _, impl := range impls {
+				row = append(row, cell(m.get(rep.r, impl, n)))
+			}
+			writeRow(w, row...)
+		}
+	}
+}
+
+// fastestPeer writes impl's figure over the fastest peer's at each size
+// the peers ran.
+func (rep *report) fastestPeer(w io.Writer, m metric, impl string) {
+	var parts []string
+	for _, n := range rep.r.sizes(m.workload) {
+		best, bestImpl := math.Inf(1), ""
+		for _, p := range peerImpls {
+			if v, ok := m.get(rep.r, p, n); ok && v < best {
+				best, bestImpl = v, p
+			}
+		}
+		v, ok := m.get(rep.r, impl, n)
+		if bestImpl == "" || !ok {
+			continue
+		}
+		parts = append(parts, fmt.Sprintf("%s %s× (%s)", sizeLabel(n), fmtRatio(v/best), bestImpl))
+	}
+	if len(parts) > 0 {
+		fmt.Fprintf(w, "%s, %s over the fastest peer: %s.\n", m.title, impl, strings.Join(parts, "; "))
 	}
 }
 

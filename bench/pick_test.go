@@ -1,0 +1,57 @@
+package bench
+
+import "unsafe"
+
+// warmAhead is how many ops before its turn a warm picker chooses an item
+// and reads it: enough for a cache miss (about 100 ns) to complete while
+// the ops in between run, at a few to a few dozen ns each.
+const warmAhead = 16
+
+// picker chooses the item each op of Churn and ScheduleCancel works on: a
+// random one, from the same sequence of numbers for every implementation.
+//
+// A cold picker (the zero value) returns the item as cold as a random one
+// of n is: its struct, and with it an embedded timer handle, is in cache
+// only if n is small. A warm picker chooses each item warmAhead ops before
+// its turn and reads the item's first byte then, as a server reads a
+// connection's struct as it handles the connection's bytes, before it
+// re-arms the connection's timer: the struct's miss is the server's, not
+// the timer's, and overlaps the ops in between. Both kinds run the same
+// loop, so a warm figure differs from a cold one only by that read.
+type picker struct {
+	rng   rng
+	ahead [warmAhead]int
+	// base and size locate the items a warm picker reads.
+	base unsafe.Pointer
+	size uintptr
+	sink byte // what the reads load, kept so that they are not dropped
+	// dummy is what a cold picker reads: a byte never written, so that its
+	// read waits on no store, as sink's would (Churn of the wheel at
+	// n=10000 took a quarter longer cold than warm when it read sink).
+	dummy byte
+}
+
+// aim readies p to pick among items, warm or cold (see picker); it must be
+// called before the first pick.
+func aim[T any](p *picker, items []T, warm bool) {
+	var zero T
+	p.base, p.size = unsafe.Pointer(&p.dummy), 0
+	if warm {
+		p.base, p.size = unsafe.Pointer(unsafe.SliceData(items)), unsafe.Sizeof(zero)
+	}
+}
+
+// pick returns the index of the item of n the next op works on: the one
+// chosen warmAhead picks ago. A cold picker's read is of its own dummy
+// byte, so cold and warm run the same instructions, and pick inlines into
+// the benchmark loops as the random choice they had before it did (a call
+// there cost a quarter of Churn's time at n=1000000).
+func (p *picker) pick(n int) int {
+	j := p.rng.below(n)
+	p.sink = *(*byte)(unsafe.Add(p.base, uintptr(j)*p.size))
+	// The generator's state steps by an odd constant, so its low bits
+	// visit each slot once in every warmAhead picks.
+	slot := &p.ahead[p.rng.s%warmAhead]
+	j, *slot = *slot, j
+	return j
+}
