@@ -50,14 +50,7 @@ func (s *antlabsImpl) churn(b *testing.B) {
 	}
 }
 
-func (s *antlabsImpl) scheduleCancel(b *testing.B) {
-	tw, items, fire := s.tw, s.items, s.onFire
-	for b.Loop() {
-		it := &items[s.pick(len(items))]
-		it.t.Stop()
-		it.t = tw.AfterFunc(realTimeout, fire)
-	}
-}
+func (s *antlabsImpl) scheduleCancel(b *testing.B) { renew(b, &s.peerBase, s.tw.AfterFunc) }
 
 func (s *antlabsImpl) stop() {
 	for _, it := range s.items {

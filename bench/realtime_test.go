@@ -3,6 +3,7 @@ package bench
 import (
 	"sync"
 	"sync/atomic"
+	"testing"
 	"time"
 )
 
@@ -73,6 +74,19 @@ type peerBase[H any] struct {
 }
 
 func (p *peerBase[H]) aim(warm bool) { aim(&p.picker, p.items, warm) }
+
+// renew is the loop of a peer whose timers cannot be moved, or not
+// safely: per op it stops a random item's timer and makes it a new one
+// with after. after is a method value, an indirect call that costs next to
+// nothing beside the hundreds of ns these peers take.
+func renew[H interface{ Stop() bool }](b *testing.B, p *peerBase[H], after func(time.Duration, func()) H) {
+	items, fire := p.items, p.onFire
+	for b.Loop() {
+		it := &items[p.pick(len(items))]
+		it.t.Stop()
+		it.t = after(realTimeout, fire)
+	}
+}
 
 // timerItem is a benchmark item for the time.Timer baselines.
 type timerItem struct {

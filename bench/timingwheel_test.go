@@ -26,14 +26,7 @@ func (s *timingWheelImpl) fill(n int) {
 	}
 }
 
-func (s *timingWheelImpl) churn(b *testing.B) {
-	tw, items, fire := s.tw, s.items, s.onFire
-	for b.Loop() {
-		it := &items[s.pick(len(items))]
-		it.t.Stop()
-		it.t = tw.AfterFunc(realTimeout, fire)
-	}
-}
+func (s *timingWheelImpl) churn(b *testing.B) { renew(b, &s.peerBase, s.tw.AfterFunc) }
 
 // scheduleCancel is churn: a timer cannot be moved.
 func (s *timingWheelImpl) scheduleCancel(b *testing.B) { s.churn(b) }
