@@ -11,8 +11,8 @@
 //
 // Run it from the bench module's directory:
 //
-//	go run ./cmd/report          # the full matrix: about 30 minutes on 2 CPUs
-//	go run ./cmd/report -quick   # n <= 100k, short runs: under a minute
+//	go run ./cmd/report          # the full matrix: about 50 minutes on 2 CPUs (-count 3: 30)
+//	go run ./cmd/report -quick   # n <= 100k, short runs: about five minutes
 //
 // A quick run writes to a temporary directory unless -out is given, so that
 // it does not replace the committed results. The tables and the chart are
@@ -33,7 +33,7 @@ import (
 )
 
 func main() {
-	quick := flag.Bool("quick", false, "sizes up to 100k, short runs, 1,000 work-unit pairs: under a minute")
+	quick := flag.Bool("quick", false, "sizes up to 100k, short runs, 1,000 work-unit pairs: about five minutes")
 	count := flag.Int("count", 5, "runs of each benchmark; figures are medians")
 	benchtime := flag.String("benchtime", "1s", "go test -benchtime for each run")
 	sizes := flag.String("sizes", "10000,100000,1000000,10000000", "numbers of outstanding timers, comma-separated")
