@@ -78,15 +78,17 @@ func (w *base[V]) AppendExpired(dst []V, to uint64, n int) ([]V, bool) {
 // nothing to fire.
 func (w *base[V]) advance(op string, to uint64, limit int, out *sink[V]) bool {
 	checkTick(op, "to", to)
-	if w.wheel != nil && w.wheel.quietUntil(to) && !bool(w.s.running) {
+	w.s.running.enter(op)
+	if w.wheel != nil && w.wheel.quietUntil(to) {
 		// The quiet path: a hierarchical wheel that knows its next work is
-		// after to just moves Now. A server advances one tick at a time far
-		// more often than a tick has work (BenchmarkChurn in bench/,
-		// BenchmarkTick; TestQuietAdvanceFinishesMove).
+		// after to just moves Now, with no callback to guard against. A
+		// server advances one tick at a time far more often than a tick
+		// has work (BenchmarkChurn in bench/, BenchmarkTick;
+		// TestQuietAdvanceFinishesMove).
 		w.s.now = max(w.s.now, to)
+		w.s.running.leave()
 		return true
 	}
-	w.s.running.enter(op)
 	defer w.s.running.leave()
 	switch {
 	case to < w.s.now:
