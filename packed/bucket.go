@@ -15,6 +15,8 @@
 // about time. Nothing in it is safe for concurrent use.
 package packed
 
+import "fmt"
+
 // Link is the caller-owned half of an entry: where the entry lives and when
 // it is due. The wheel that owns the entry writes Slot and Deadline; a
 // Bucket writes Index. A Link whose Slot is zero is not linked to any entry.
@@ -71,8 +73,8 @@ type Bucket[V any] struct {
 // Bucket's zero value is in group 0. O(n); it panics if n < 0 or
 // groupSize < 1.
 func MakeBuckets[V any](n, groupSize int) []Bucket[V] {
-	if groupSize < 1 {
-		panic("packed: MakeBuckets: groupSize must be positive")
+	if n < 0 || groupSize < 1 {
+		panic(fmt.Sprintf("packed: MakeBuckets: %d buckets in groups of %d: want n >= 0 and groupSize >= 1", n, groupSize))
 	}
 	buckets := make([]Bucket[V], n)
 	for i := range buckets {
@@ -165,8 +167,8 @@ func (b *Bucket[V]) Adopt(from *Bucket[V]) {
 // group whose buckets empty and refill in turn, as a wheel's slots do when
 // their timers fire or move down a level while the timers that re-arm
 // gather in a later slot of the same group, p keeps an array of 1024
-// entries or more for the next bucket of its group (see MakeBuckets)
-// Reserve) that grows, even beyond its usual spare budget; a smaller one
+// entries or more for the next bucket of its group (see MakeBuckets) that
+// grows, even beyond its usual spare budget; a smaller one
 // goes back as Remove's does. It does nothing to a bucket with no array,
 // and panics if the bucket is not empty. O(1) amortized.
 func (b *Bucket[V]) Release(p *Pool[V]) {

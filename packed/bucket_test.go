@@ -1,6 +1,7 @@
 package packed
 
 import (
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -550,4 +551,36 @@ func TestAdopt(t *testing.T) {
 	}
 	require.Equal(t, c, to.Cap(), "the adopted array did not serve")
 	checkLinks(t, &to)
+}
+
+// TestMakeBuckets checks that each bucket is in the group of its index,
+// that a bucket's group decides which bucket inherits its array, and that
+// a bad count or group size is refused with packed's message.
+func TestMakeBuckets(t *testing.T) {
+	bs := MakeBuckets[int](10, 4)
+	for i := range bs {
+		require.Equal(t, i/4, bs[i].group, "bucket %d", i)
+	}
+	var p Pool[int]
+	links := make([]Link, 3000)
+	for i := range links[:2000] {
+		bs[0].Push(&p, 0, &links[i], i)
+	}
+	big := bs[0].Cap()
+	for bs[0].Len() > 0 { // the crowd moves on, so that live entries keep the heir
+		e := bs[0].Take(&p, bs[0].Len()-1)
+		bs[9].Push(&p, e.Deadline, e.Link, e.Value)
+	}
+	bs[0].Release(&p)
+	bs[4].Push(&p, 0, &links[2000], 0) // group 1
+	require.Less(t, bs[4].Cap(), big, "a bucket of another group inherited")
+	bs[3].Push(&p, 0, &links[2001], 0) // group 0
+	require.Equal(t, big, bs[3].Cap(), "the next bucket of the group did not inherit")
+
+	for _, c := range []struct{ n, size int }{{-1, 4}, {10, 0}, {10, -1}} {
+		require.PanicsWithValue(t,
+			fmt.Sprintf("packed: MakeBuckets: %d buckets in groups of %d: want n >= 0 and groupSize >= 1", c.n, c.size),
+			func() { MakeBuckets[int](c.n, c.size) })
+	}
+	require.Empty(t, MakeBuckets[int](0, 1))
 }
