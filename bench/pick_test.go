@@ -10,14 +10,15 @@ const warmAhead = 16
 // picker chooses the item each op of Churn and ScheduleCancel works on: a
 // random one, from the same sequence of numbers for every implementation.
 //
-// A cold picker (the zero value) returns the item as cold as a random one
+// A cold picker returns the item as cold as a random one
 // of n is: its struct, and with it an embedded timer handle, is in cache
 // only if n is small. A warm picker chooses each item warmAhead ops before
 // its turn and reads the item's first byte then, as a server reads a
 // connection's struct as it handles the connection's bytes, before it
 // re-arms the connection's timer: the struct's miss is the server's, not
 // the timer's, and overlaps the ops in between. Both kinds run the same
-// loop, so a warm figure differs from a cold one only by that read.
+// loop, so a warm figure differs from a cold one only by that read. A
+// picker is aimed (see aim) before its first pick.
 type picker struct {
 	rng   rng
 	ahead [warmAhead]int
