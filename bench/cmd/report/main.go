@@ -8,16 +8,18 @@
 //	results/raw.txt     the benchmarks' output, for benchstat, with the run's settings
 //	results/benchstat.txt benchstat's summary of raw.txt: medians with 95% confidence intervals
 //	results/workunits.txt one line per work-unit run
+//	results/instructions.txt the work units' instruction counts, if -instructions made them
 //
 // Run it from the bench module's directory:
 //
 //	go run ./cmd/report          # the full matrix: about 50 minutes on 2 CPUs (-count 3: 30)
 //	go run ./cmd/report -quick   # n <= 100k, short runs: about five minutes
+//	go run ./cmd/report -instructions 1000 -reference PATH  # instruction counts only, under valgrind: six minutes
 //
 // A quick run writes to a temporary directory unless -out is given, so that
 // it does not replace the committed results. The tables and the chart are
-// made from raw.txt and workunits.txt alone; -regen remakes them without
-// measuring.
+// made from raw.txt, workunits.txt and instructions.txt alone; -regen
+// remakes them without measuring.
 package main
 
 import (
@@ -42,6 +44,8 @@ func main() {
 	reference := flag.String("reference", "", "the C++ reference's benchmark binary (Ratas's test_benchmark), run beside the work units; empty for none")
 	out := flag.String("out", "", "output directory (default results, or a temporary one with -quick)")
 	regen := flag.Bool("regen", false, "measure nothing: rewrite the tables and the chart from the raw files in -out")
+	instructions := flag.Int("instructions", 0, "time nothing: count the instructions the work units execute at this many pairs, range on, "+
+		"under valgrind's callgrind (beside -reference's if given), write instructions.txt to -out and regenerate; 0 for none")
 	flag.Parse()
 	if *quick {
 		*count, *benchtime, *sizes, *pairs, *workCount = 3, "100ms", "10000,100000", "1000", 1
@@ -51,7 +55,12 @@ func main() {
 		if err != nil {
 			return err
 		}
-		if !*regen {
+		switch {
+		case *instructions > 0:
+			if err := measureInstructions(dir, *instructions, *reference); err != nil {
+				return err
+			}
+		case !*regen:
 			if err := measure(dir, *count, *benchtime, *sizes, *pairs, *workCount, *reference); err != nil {
 				return err
 			}
@@ -117,6 +126,16 @@ func measure(dir string, count int, benchtime, sizeList, pairList string, workCo
 	return os.WriteFile(filepath.Join(dir, workFile), work.Bytes(), 0o644)
 }
 
+// measureInstructions counts the work units' instructions at pairs and
+// writes instrFile.
+func measureInstructions(dir string, pairs int, reference string) error {
+	var out bytes.Buffer
+	if err := countInstructions(".", pairs, reference, &out, os.Stderr); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(dir, instrFile), out.Bytes(), 0o644)
+}
+
 // generate writes results.md, summary.md and churn.png from the raw files.
 func generate(dir string) error {
 	rawData, err := os.ReadFile(filepath.Join(dir, rawFile))
@@ -135,7 +154,11 @@ func generate(dir string) error {
 	if err != nil {
 		return fmt.Errorf("%s: %w", workFile, err)
 	}
-	rep := &report{r: medians(samples), wide: wideSpreads(samples, spreadLimit), work: work, config: config}
+	instr, err := readInstructions(dir)
+	if err != nil {
+		return err
+	}
+	rep := &report{r: medians(samples), wide: wideSpreads(samples, spreadLimit), work: work, instr: instr, config: config}
 	var md, summary bytes.Buffer
 	rep.writeResults(&md)
 	rep.writeSummary(&summary)

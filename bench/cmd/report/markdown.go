@@ -56,6 +56,7 @@ type report struct {
 	r      results
 	wide   []spread // benchmarks whose runs disagree by more than spreadLimit
 	work   []workRun
+	instr  []instrRun        // the work units' instruction counts, if measured
 	config map[string]string // the run's settings, from raw.txt
 }
 
@@ -131,6 +132,13 @@ their own on either CPU. Workloads are described in bench/doc.go.
 		fmt.Fprintf(w, "`go run ./cmd/workunits`: user CPU seconds of the simulation and peak RSS of the process, medians; rx is the checksum, which matches the reference on every run.\n\n")
 		rep.workTable(w)
 	}
+	if len(rep.instr) > 0 {
+		fmt.Fprintf(w, "\n## Instructions executed (work units)\n\n")
+		fmt.Fprintf(w, "`go run ./cmd/report -instructions %d`: instructions each process executed, counted by valgrind's callgrind, range scheduling on; "+
+			"the Go runs split by source file between the simulation's own code (sim_*.go, generated from one template for every implementation) and the rest (the timers, the runtime). "+
+			"Counts do not depend on the machine's load.\n\n", rep.instr[0].pairs)
+		rep.instructionTable(w)
+	}
 }
 
 // writeSummary writes summary.md, the README's performance section.
@@ -151,6 +159,10 @@ func (rep *report) writeSummary(w io.Writer) {
 	if len(rep.work) > 0 {
 		fmt.Fprintf(w, "\nRatas work-unit workload, range scheduling on (user CPU s / peak RSS MB):\n\n")
 		rep.workSummary(w)
+	}
+	if len(rep.instr) > 0 {
+		fmt.Fprintf(w, "\nInstructions executed by the same workload at %d pairs (valgrind's callgrind; the simulation's own code is sim_*.go):\n\n", rep.instr[0].pairs)
+		rep.instructionTable(w)
 	}
 }
 

@@ -53,17 +53,11 @@ var checksums = map[int][2]int64{
 // writes each run's line to out, prefixed with the pairs requested, and to
 // progress. It fails on a checksum mismatch.
 func runWorkUnits(dir string, pairs []int, count int, reference string, out, progress io.Writer) error {
-	tmp, err := os.MkdirTemp("", "packwheel-report")
+	bin, cleanup, err := buildWorkUnits(dir)
 	if err != nil {
 		return err
 	}
-	defer os.RemoveAll(tmp)
-	bin := filepath.Join(tmp, "workunits")
-	build := exec.Command("go", "build", "-o", bin, "./cmd/workunits")
-	build.Dir, build.Stdout, build.Stderr = dir, os.Stderr, os.Stderr
-	if err := build.Run(); err != nil {
-		return fmt.Errorf("building cmd/workunits: %w", err)
-	}
+	defer cleanup()
 	emit := func(line string) error {
 		fmt.Fprintln(progress, line)
 		_, err := fmt.Fprintln(out, line)
@@ -103,6 +97,24 @@ func runWorkUnits(dir string, pairs []int, count int, reference string, out, pro
 		}
 	}
 	return nil
+}
+
+// buildWorkUnits builds cmd/workunits of the bench module in dir into a
+// temporary directory, which cleanup removes.
+func buildWorkUnits(dir string) (bin string, cleanup func(), err error) {
+	tmp, err := os.MkdirTemp("", "packwheel-report")
+	if err != nil {
+		return "", nil, err
+	}
+	cleanup = func() { os.RemoveAll(tmp) }
+	bin = filepath.Join(tmp, "workunits")
+	build := exec.Command("go", "build", "-o", bin, "./cmd/workunits")
+	build.Dir, build.Stdout, build.Stderr = dir, os.Stderr, os.Stderr
+	if err := build.Run(); err != nil {
+		cleanup()
+		return "", nil, fmt.Errorf("building cmd/workunits: %w", err)
+	}
+	return bin, cleanup, nil
 }
 
 // runReference runs the C++ reference for pairs and returns its line, in
