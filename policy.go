@@ -15,7 +15,10 @@ package packwheel
 //	keepArrays     yes            no         a slot refills as it empties, a level-0 slot every
 //	                                         64 ticks; a hashed slot refills a revolution later,
 //	                                         and adopting other sizes grew arrays the pool had not
-//	                                         (TestRearmSteadyState, hashed/after=1000)
+//	                                         (TestRearmSteadyState, hashed/after=1000); keeping the
+//	                                         smallest class only was 17% slower, as a kept array
+//	                                         is cold where the pool hands out its newest
+//	                                         (BenchmarkRequestTimeout, hashed, n=10000)
 //	ownedBelow     64, level 0    none       see ownedCap
 //
 //	constant       value   where
