@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"slices"
+	"sort"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -282,6 +283,12 @@ func TestClasses(t *testing.T) {
 		require.Equal(t, classCaps[c-1]+classCaps[c-1]/2, classCaps[c])
 		require.Equal(t, c, classOf(classCaps[c]))
 		require.Equal(t, c-1, classOf(classCaps[c]-1))
+	}
+	// The table below smallCaps agrees with the search above it.
+	for c := -1; c < 4*smallCaps; c++ {
+		want := sort.SearchInts(classCaps, c+1) - 1
+		require.Equal(t, want, classOf(c), "classOf(%d)", c)
+		require.Equal(t, sort.SearchInts(classCaps, c), classFor(c), "classFor(%d)", c)
 	}
 }
 

@@ -26,10 +26,32 @@ var classCaps = func() []int {
 const maxClassCap = min(1<<32, math.MaxInt/2)
 
 // classOf returns the class of an array of capacity c, or -1 for none.
-func classOf(c int) int { return sort.SearchInts(classCaps, c+1) - 1 }
+// O(1) below smallCaps, O(log classes) above.
+func classOf(c int) int {
+	if uint(c) < uint(len(smallClasses)) {
+		return int(smallClasses[c])
+	}
+	return sort.SearchInts(classCaps, c+1) - 1
+}
 
 // classFor returns the smallest class that holds n entries.
-func classFor(n int) int { return sort.SearchInts(classCaps, n) }
+func classFor(n int) int { return classOf(n-1) + 1 }
+
+// smallCaps bounds the capacities whose class classOf looks up in a
+// table: those of the arrays a hashed wheel's slots take and give back as
+// they fill and fire, each time looking up a class, which as a binary
+// search was about a twentieth of the instructions the work-unit workload
+// executes over the hashed wheel (callgrind; -instructions of
+// bench/cmd/report counts them). The table is 1 KB.
+const smallCaps = 1024
+
+// smallClasses[c] is the class of capacity c < smallCaps, or -1.
+var smallClasses = func() (t [smallCaps]int8) {
+	for c := range t {
+		t[c] = int8(sort.SearchInts(classCaps, c+1) - 1)
+	}
+	return t
+}()
 
 // spareFloor is how many entries' worth of arrays the pool keeps whatever
 // the number of live entries, half on each shelf, so that a small or idle
