@@ -31,8 +31,12 @@ func classOf(c int) int {
 	if uint(c) < uint(len(smallClasses)) {
 		return int(smallClasses[c])
 	}
-	return sort.SearchInts(classCaps, c+1) - 1
+	return searchClass(c)
 }
+
+// searchClass is classOf by binary search: the class list holds the least
+// capacity of each class, so c's class is the last whose least is <= c.
+func searchClass(c int) int { return sort.SearchInts(classCaps, c+1) - 1 }
 
 // classFor returns the smallest class that holds n entries.
 func classFor(n int) int { return classOf(n-1) + 1 }
@@ -48,7 +52,7 @@ const smallCaps = 1024
 // smallClasses[c] is the class of capacity c < smallCaps, or -1.
 var smallClasses = func() (t [smallCaps]int8) {
 	for c := range t {
-		t[c] = int8(sort.SearchInts(classCaps, c+1) - 1)
+		t[c] = int8(searchClass(c))
 	}
 	return t
 }()
