@@ -133,27 +133,12 @@ func parseInstructions(r io.Reader) ([]instrRun, error) {
 		if line == "" {
 			continue
 		}
-		var run instrRun
-		for _, kv := range strings.Fields(line) {
-			k, v, _ := strings.Cut(kv, "=")
-			switch k {
-			case "wheel":
-				run.impl = v
-			case "requested", "instructions", "sim_instructions":
-				n, err := strconv.ParseInt(v, 10, 64)
-				if err != nil {
-					return nil, fmt.Errorf("%s: bad %s in %q", instrFile, k, line)
-				}
-				switch k {
-				case "requested":
-					run.pairs = int(n)
-				case "instructions":
-					run.total = n
-				default:
-					run.sim = n
-				}
-			}
+		f, err := parseFields(line, "requested", "instructions", "sim_instructions")
+		if err != nil {
+			return nil, fmt.Errorf("%s: %w", instrFile, err)
 		}
+		run := instrRun{impl: textField(line, "wheel"), pairs: int(f["requested"]),
+			total: int64(f["instructions"]), sim: int64(f["sim_instructions"])}
 		if run.impl == "" || run.total == 0 {
 			return nil, fmt.Errorf("%s: unexpected line %q", instrFile, line)
 		}

@@ -85,7 +85,7 @@ func runWorkUnits(dir string, pairs []int, count int, reference string, out, pro
 					if err := emit(line); err != nil {
 						return err
 					}
-					f, err := parseFields(line)
+					f, err := parseFields(line, workFields...)
 					if err != nil {
 						return err
 					}
@@ -152,20 +152,11 @@ func parseWorkUnits(r io.Reader) ([]workRun, error) {
 		if line == "" {
 			continue
 		}
-		f, err := parseFields(line)
+		f, err := parseFields(line, workFields...)
 		if err != nil {
 			return nil, err
 		}
-		words := strings.Fields(line)
-		var c config
-		for _, w := range words {
-			if v, ok := strings.CutPrefix(w, "wheel="); ok {
-				c.impl = v
-			} else if v, ok := strings.CutPrefix(w, "range="); ok {
-				c.useRange = v == "true"
-			}
-		}
-		c.pairs = int(f["requested"])
+		c := config{impl: textField(line, "wheel"), useRange: textField(line, "range") == "true", pairs: int(f["requested"])}
 		if runs[c] == nil {
 			order = append(order, c)
 			runs[c] = &workRun{impl: c.impl, useRange: c.useRange, pairs: c.pairs,
@@ -185,22 +176,36 @@ func parseWorkUnits(r io.Reader) ([]workRun, error) {
 	return out, nil
 }
 
-// parseFields parses the numeric key=value fields of a workunits line.
-func parseFields(line string) (map[string]float64, error) {
+// workFields are the numeric fields every workunits line has.
+var workFields = []string{"requested", "pairs", "rx", "cpu_s", "rss_mb"}
+
+// parseFields parses the numeric key=value fields of a line of
+// workunits.txt or instructions.txt, which must include required.
+func parseFields(line string, required ...string) (map[string]float64, error) {
 	f := map[string]float64{}
 	for _, kv := range strings.Fields(line) {
 		k, v, ok := strings.Cut(kv, "=")
 		if !ok {
-			return nil, fmt.Errorf("unexpected workunits output %q", line)
+			return nil, fmt.Errorf("unexpected line %q", line)
 		}
 		if x, err := strconv.ParseFloat(v, 64); err == nil {
 			f[k] = x
 		}
 	}
-	for _, k := range []string{"requested", "pairs", "rx", "cpu_s", "rss_mb"} {
+	for _, k := range required {
 		if _, ok := f[k]; !ok {
-			return nil, fmt.Errorf("workunits output %q lacks %s", line, k)
+			return nil, fmt.Errorf("line %q lacks %s", line, k)
 		}
 	}
 	return f, nil
+}
+
+// textField returns the value of the key=value field key of line, or "".
+func textField(line, key string) string {
+	for _, kv := range strings.Fields(line) {
+		if v, ok := strings.CutPrefix(kv, key+"="); ok {
+			return v
+		}
+	}
+	return ""
 }
