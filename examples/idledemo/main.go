@@ -22,9 +22,10 @@
 //
 // It runs on Unix systems (Linux, macOS, the BSDs): it binds its clients'
 // sockets itself and reads the descriptor limit. It takes flags only, and
-// exits with status 2 for a bad command line, 1 if the run fails: a
-// connection closed early, a client that cannot connect, the server
-// stopping, or more file descriptors needed than ulimit -n allows.
+// exits with status 2 for a bad command line, which includes more clients
+// than ulimit -n leaves descriptors for, and 1 if the run fails: a
+// connection closed early, a client that cannot connect, or the server
+// stopping (gnet stops it when an accept finds no descriptor left).
 package main
 
 import (

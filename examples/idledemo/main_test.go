@@ -164,13 +164,14 @@ func lowerDescriptorLimit(n uint64, extra int) {
 }
 
 // TestDescriptorLimit checks, in a child process, that a run needing more
-// descriptors than the limit is refused up front, saying why.
+// descriptors than the limit is refused up front as a bad command line,
+// saying why.
 func TestDescriptorLimit(t *testing.T) {
 	if cmdtest.RunChild("idledemo", func() { lowerDescriptorLimit(256, 0); main() }) {
 		return
 	}
 	cmdtest.CheckUsage(t, "TestDescriptorLimit", "server on", []cmdtest.Usage{
-		{Args: []string{"-chatty", "0", "-silent", "200", "-trickle", "0", "-loops", "1"}, Status: 1,
+		{Args: []string{"-chatty", "0", "-silent", "200", "-trickle", "0", "-loops", "1"}, Status: 2,
 			Stderr: "idledemo: 200 clients need about 434 file descriptors, two per connection (client and server ends) " +
 				"and some for the event loops, more than the limit of 256: raise it with ulimit -n, or run fewer clients\n"},
 	})
