@@ -36,6 +36,11 @@ func TestTiny(t *testing.T) {
 	}
 	requireCountsAddUp(t, res)
 	require.Contains(t, out.String(), "closed early")
+	// What each row counts, from the run's own settings.
+	require.Contains(t, out.String(), "each makes several connections in 1.5s:\n"+
+		"  chatty   talk every 50ms and hang up after 400ms: about 4 connections each, closed by the client\n"+
+		"  silent   say nothing: reaped idle after 200ms, about 8 each\n"+
+		"  trickle  send a byte every 100ms: reaped at MaxLifetime, 500ms, about 3 each\n")
 	require.Contains(t, out.String(), "wheel memory:")
 	require.NotContains(t, out.String(), "note:", "127.0.0.10 and up are local on Linux")
 }
