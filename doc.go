@@ -74,11 +74,12 @@
 // not safe for concurrent use. The idleconn package runs one wheel per gnet
 // event loop and reaches each wheel only from its own loop.
 //
-// Misuse: an operation given a holder that is not in the wheel (a copy, a
-// holder of another wheel, one whose position was overwritten) panics before
-// it changes anything, with a value whose message starts "packwheel: " (a
-// string for bad arguments, an error for a foreign holder); go vet reports
-// copies of a Holder and of a wheel. Cancelling an inactive holder is a
+// Misuse: a bad argument, an operation given a holder that is not in the
+// wheel (a copy, a holder of another wheel, one whose position was
+// overwritten), a zero Clock or an Advance from an expiry callback panics
+// before it changes anything, with an error that matches [ErrMisuse] and
+// whose message starts "packwheel: "; go vet reports copies of a Holder and
+// of a wheel. Cancelling an inactive holder is a
 // no-op that returns false. An active holder zeroed or moved in memory is
 // beyond any check: see [Holder].
 //

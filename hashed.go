@@ -66,8 +66,8 @@ type Hashed[V any] struct {
 // NewHashed returns an empty hashed wheel at tick 0. Unlike a zero Hashed,
 // it allocates its buckets up front, so that first use does not pay for
 // them: O(Slots), about 24 bytes a slot on 64-bit platforms (97 KB for
-// DefaultHashedSlots). It panics with a message naming the option if opts
-// is invalid.
+// DefaultHashedSlots). It panics with an error matching ErrMisuse, whose
+// message names the option, if opts is invalid.
 func NewHashed[V any](opts HashedOptions) *Hashed[V] {
 	n := opts.Slots
 	if n == 0 {

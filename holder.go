@@ -1,10 +1,6 @@
 package packwheel
 
-import (
-	"fmt"
-
-	"github.com/packwheel/packwheel/packed"
-)
+import "github.com/packwheel/packwheel/packed"
 
 // Holder is the caller's handle on one timer. Embed it by value in the
 // struct the timer belongs to (a connection, a session); the wheel keeps a
@@ -61,24 +57,6 @@ type noCopy struct{}
 
 func (*noCopy) Lock()   {}
 func (*noCopy) Unlock() {}
-
-// foreignHolder is the panic value of an operation given a holder that is
-// not in the wheel, an error that matches ErrMisuse. It is a plain value,
-// formatted only if printed, so that store.locate stays small enough to
-// inline into every operation.
-type foreignHolder struct {
-	op          string
-	slot, index uint32 // as the holder has them: slot is the bucket plus one
-}
-
-// Is reports that a foreign holder is a misuse (see ErrMisuse).
-func (foreignHolder) Is(target error) bool { return target == ErrMisuse }
-
-func (f foreignHolder) Error() string {
-	return fmt.Sprintf("packwheel: %s: holder is not scheduled in this wheel "+
-		"(slot %d, index %d): it was copied, belongs to another wheel, or was overwritten",
-		f.op, int64(f.slot)-1, f.index)
-}
 
 // unlink marks a holder inactive after its entry has left the wheel.
 func unlink(l *packed.Link) {

@@ -28,8 +28,8 @@ func snap(w Timers[*conn], c *conn) snapshot {
 	return snapshot{w.Len(), w.Now(), c.timer.Deadline()}
 }
 
-// panicMessage runs op and returns what it panicked with, as text: packwheel
-// panics with a string, or with an error for a foreign holder.
+// panicMessage runs op and returns what it panicked with, as text: the
+// message of an error matching ErrMisuse, or what else it was.
 func panicMessage(op func()) (msg string) {
 	defer func() {
 		switch v := recover().(type) {
