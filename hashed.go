@@ -48,7 +48,8 @@ type HashedOptions struct {
 // Its invariants, checked after every step of the model tests, are in
 // Hashed.check (invariants_test.go).
 type Hashed[V any] struct {
-	base[V]
+	_ noCopy
+	s store[V]
 	slots int
 	mask  uint64
 	// A sweep starts at tick sweepFrom; sweepMin is a lower bound on the
@@ -91,7 +92,6 @@ func (w *Hashed[V]) ready() {
 	w.mask = uint64(w.slots - 1)
 	w.sweepFrom, w.sweepMin = w.s.now+1, math.MaxUint64
 	w.s.init(w.slots, hashedPolicy(w.slots))
-	w.hashed = w
 }
 
 // Slots returns the number of buckets. O(1).
@@ -166,6 +166,77 @@ func (w *Hashed[V]) set(h *Holder, d uint64, v V, op string) {
 	}
 	w.sweepMin = min(w.sweepMin, d)
 	w.s.place(h, b, i, int(d&w.mask), d, v)
+}
+
+// Cancel stops the timer of h and reports whether it was active. Cancelling
+// an inactive holder does nothing and returns false. O(1) amortized: a
+// bucket left a quarter full moves to a smaller array.
+//
+// It panics, before changing anything, if h is active but not in this wheel,
+// was copied, or was overwritten.
+func (w *Hashed[V]) Cancel(h *Holder) bool { return w.s.cancel(h) }
+
+// Len returns the number of active timers. O(1).
+func (w *Hashed[V]) Len() int { return w.s.pool.Live() }
+
+// Now returns the last tick whose processing has begun. O(1).
+func (w *Hashed[V]) Now() uint64 { return w.s.now }
+
+// Advance processes every tick up to and including to, in order, calling
+// expire with the value of each timer as it fires (a nil expire discards
+// them); during the call Now equals the timer's deadline. An Advance to a
+// tick before Now does nothing. It costs O(1) per occupied bucket it
+// reaches plus O(1) per timer in it, due or not; empty buckets cost a
+// bitmap test per 64, and once it has swept a revolution it jumps to the
+// earliest deadline. Once the wheel is warm (see the package
+// documentation) it allocates nothing.
+//
+// It panics if to is beyond MaxTick or if called from an expiry callback.
+func (w *Hashed[V]) Advance(to uint64, expire func(V)) {
+	out := sink[V]{fn: expire}
+	w.advance("Advance", to, math.MaxInt, &out)
+}
+
+// AdvanceLimit is Advance that fires, or moves to another bucket, at most n
+// timers, so that a clump of timers cannot starve the caller's loop. It
+// reports whether it caught up with to; if not, Now stays at the tick it
+// stopped in and the next call resumes there, losing and reordering
+// nothing. A call to a tick before Now returns true at once, even if timers
+// of the tick it stopped in are still pending: only a call to Now or later
+// resumes them (TestAdvanceBackwards). n bounds the timers fired or moved,
+// not those compared and left for a later revolution. It allocates as
+// Advance does, and panics if n <= 0 or as Advance does.
+func (w *Hashed[V]) AdvanceLimit(to uint64, n int, expire func(V)) bool {
+	checkMax("AdvanceLimit", n)
+	out := sink[V]{fn: expire}
+	return w.advance("AdvanceLimit", to, n, &out)
+}
+
+// AppendExpired is AdvanceLimit that appends the value of each expired
+// timer to dst and returns the extended slice. Once the wheel is warm it
+// allocates only if dst runs out of capacity.
+func (w *Hashed[V]) AppendExpired(dst []V, to uint64, n int) ([]V, bool) {
+	checkMax("AppendExpired", n)
+	out := sink[V]{dst: dst, collect: true}
+	done := w.advance("AppendExpired", to, n, &out)
+	return out.dst, done
+}
+
+// advance is what the three ways to advance share: the checks, the guard
+// against re-entry from a callback, and a wheel with no buckets, which has
+// nothing to fire.
+func (w *Hashed[V]) advance(op string, to uint64, limit int, out *sink[V]) bool {
+	checkTick(op, "to", to)
+	w.s.running.enter(op)
+	defer w.s.running.leave()
+	switch {
+	case to < w.s.now:
+		return true
+	case w.s.buckets == nil:
+		w.s.now = to // no buckets, nothing to fire
+		return true
+	}
+	return w.walk(to, limit, out)
 }
 
 // NextExpiry returns the earliest tick at which Advance has work to do, or

@@ -1,6 +1,7 @@
 package packwheel
 
 import (
+	"math"
 	"math/bits"
 )
 
@@ -30,7 +31,8 @@ import (
 // Its invariants, checked after every step of the model tests, are in
 // Wheel.check (invariants_test.go).
 type Wheel[V any] struct {
-	base[V]
+	_ noCopy
+	s store[V]
 	// cascading is the coarse bucket (plus one) whose move down a bounded
 	// advance interrupted; it is finished before anything else.
 	cascading int
@@ -59,7 +61,6 @@ func (w *Wheel[V]) quietUntil(to uint64) bool {
 func (w *Wheel[V]) ready() {
 	if w.s.buckets == nil {
 		w.s.init(levelCount*levelSlots, wheelPolicy)
-		w.wheel = w
 	}
 }
 
@@ -209,6 +210,86 @@ func (w *Wheel[V]) set(h *Holder, d uint64, v V, op string) {
 	w.s.place(h, b, i, w.slotFor(d), d, v)
 }
 
+// Cancel stops the timer of h and reports whether it was active. Cancelling
+// an inactive holder does nothing and returns false. O(1) amortized: a
+// bucket left a quarter full moves to a smaller array.
+//
+// It panics, before changing anything, if h is active but not in this wheel,
+// was copied, or was overwritten.
+func (w *Wheel[V]) Cancel(h *Holder) bool { return w.s.cancel(h) }
+
+// Len returns the number of active timers. O(1).
+func (w *Wheel[V]) Len() int { return w.s.pool.Live() }
+
+// Now returns the last tick whose processing has begun. O(1).
+func (w *Wheel[V]) Now() uint64 { return w.s.now }
+
+// Advance processes every tick up to and including to, in order, calling
+// expire with the value of each timer as it fires (a nil expire discards
+// them); during the call Now equals the timer's deadline. An Advance to a
+// tick before Now does nothing. It costs O(levels) per occupied slot it
+// reaches plus O(1) per timer fired or moved, however many empty ticks it
+// crosses. Once the wheel is warm (see the package documentation) it
+// allocates nothing.
+//
+// It panics if to is beyond MaxTick or if called from an expiry callback.
+func (w *Wheel[V]) Advance(to uint64, expire func(V)) {
+	out := sink[V]{fn: expire}
+	w.advance("Advance", to, math.MaxInt, &out)
+}
+
+// AdvanceLimit is Advance that fires, or moves down a level, at most n
+// timers, so that neither a clump of timers nor a crowded coarse slot can
+// starve the caller's loop: O(n·levels) at most. It reports whether it
+// caught up with to; if not, Now stays at the tick it stopped in and the
+// next call resumes there, losing and reordering nothing. A call to a tick
+// before Now returns true at once, even if timers of the tick it stopped in
+// are still pending: only a call to Now or later resumes them
+// (TestAdvanceBackwards). It allocates as Advance does, and panics if
+// n <= 0 or as Advance does.
+func (w *Wheel[V]) AdvanceLimit(to uint64, n int, expire func(V)) bool {
+	checkMax("AdvanceLimit", n)
+	out := sink[V]{fn: expire}
+	return w.advance("AdvanceLimit", to, n, &out)
+}
+
+// AppendExpired is AdvanceLimit that appends the value of each expired
+// timer to dst and returns the extended slice. Once the wheel is warm it
+// allocates only if dst runs out of capacity.
+func (w *Wheel[V]) AppendExpired(dst []V, to uint64, n int) ([]V, bool) {
+	checkMax("AppendExpired", n)
+	out := sink[V]{dst: dst, collect: true}
+	done := w.advance("AppendExpired", to, n, &out)
+	return out.dst, done
+}
+
+// advance is what the three ways to advance share: the checks, the guard
+// against re-entry from a callback, the quiet path, and a wheel with no
+// buckets, which has nothing to fire.
+func (w *Wheel[V]) advance(op string, to uint64, limit int, out *sink[V]) bool {
+	checkTick(op, "to", to)
+	w.s.running.enter(op)
+	if w.quietUntil(to) {
+		// The quiet path: a wheel that knows its next work is after to
+		// just moves Now, with no callback to guard against. A server
+		// advances one tick at a time far more often than a tick has work
+		// (BenchmarkChurn in bench/, BenchmarkTick;
+		// TestQuietAdvanceFinishesMove).
+		w.s.now = max(w.s.now, to)
+		w.s.running.leave()
+		return true
+	}
+	defer w.s.running.leave()
+	switch {
+	case to < w.s.now:
+		return true
+	case w.s.buckets == nil:
+		w.s.now = to // no buckets, nothing to fire
+		return true
+	}
+	return w.walk(to, limit, out)
+}
+
 // NextExpiry returns the earliest tick at which Advance has work to do, or
 // limit if that is later; no timer fires before it. When the next work is a
 // timer in level 0, which holds the timers due within 64 ticks, the answer
@@ -289,7 +370,7 @@ func (w *Wheel[V]) walk(to uint64, limit int, out *sink[V]) bool {
 			if ok {
 				// Until something is inserted nothing is due before start,
 				// however far Now moves short of it: the Advances that follow
-				// up to there take base.advance's quiet path.
+				// up to there take advance's quiet path.
 				w.hint, w.s.hinted = hint{slot, start}, true
 			}
 			break
