@@ -3,7 +3,6 @@ package packwheel
 import (
 	"fmt"
 	"math"
-	"math/bits"
 )
 
 // DefaultHashedSlots is the number of slots of a zero Hashed or of one made
@@ -48,8 +47,8 @@ type HashedOptions struct {
 // Its invariants, checked after every step of the model tests, are in
 // Hashed.check (invariants_test.go).
 type Hashed[V any] struct {
-	_ noCopy
-	s store[V]
+	_     noCopy
+	s     store[V]
 	slots int
 	mask  uint64
 	// A sweep starts at tick sweepFrom; sweepMin is a lower bound on the
@@ -91,7 +90,7 @@ func (w *Hashed[V]) ready() {
 	}
 	w.mask = uint64(w.slots - 1)
 	w.sweepFrom, w.sweepMin = w.s.now+1, math.MaxUint64
-	w.s.init(w.slots, hashedPolicy(w.slots))
+	w.s.init(w.slots, hashedPolicy)
 }
 
 // Slots returns the number of buckets. O(1).
@@ -153,19 +152,19 @@ func (w *Hashed[V]) set(h *Holder, d uint64, v V, op string) {
 	if d <= w.s.now {
 		d = w.s.next(op)
 	}
-	if h.link.Slot == 0 {
+	if h.link.Bucket == 0 {
 		w.ready()
 		w.sweepMin = min(w.sweepMin, d)
-		w.s.insert(&h.link, int(d&w.mask), d, v)
+		w.s.insert(&h.link, w.bucketFor(d), d, v)
 		return
 	}
-	b, i := w.s.locate(h, op)
+	from, b, i := w.s.locate(h, op)
 	if d >= b.At(i).Deadline {
 		w.s.postpone(h, b, i, d, v)
 		return
 	}
 	w.sweepMin = min(w.sweepMin, d)
-	w.s.place(h, b, i, int(d&w.mask), d, v)
+	w.s.move(h, from, b, i, w.bucketFor(d), d, v)
 }
 
 // Cancel stops the timer of h and reports whether it was active. Cancelling
@@ -177,7 +176,7 @@ func (w *Hashed[V]) set(h *Holder, d uint64, v V, op string) {
 func (w *Hashed[V]) Cancel(h *Holder) bool { return w.s.cancel(h) }
 
 // Len returns the number of active timers. O(1).
-func (w *Hashed[V]) Len() int { return w.s.pool.Live() }
+func (w *Hashed[V]) Len() int { return w.s.live }
 
 // Now returns the last tick whose processing has begun. O(1).
 func (w *Hashed[V]) Now() uint64 { return w.s.now }
@@ -291,23 +290,12 @@ func (w *Hashed[V]) nextOccupied(from, to uint64) (uint64, bool) {
 		return 0, false
 	}
 	span := min(to-from, uint64(w.slots-1)) + 1
-	wordBits := uint64(min(w.slots, 64))
-	pos := from & w.mask
-	for d := uint64(0); d < span; {
-		word := w.s.occupied[pos>>6] >> (pos & 63)
-		if word != 0 {
-			d += uint64(bits.TrailingZeros64(word))
-			if d < span {
-				return from + d, true
-			}
-			return 0, false
-		}
-		step := wordBits - pos&63
-		d += step
-		pos = (pos + step) & w.mask
-	}
-	return 0, false
+	d, ok := w.s.occupied.nextCyclic(w.bucketFor(from), int(span), w.slots)
+	return from + uint64(d), ok
 }
+
+// bucketFor returns the bucket of tick t: t%Slots.
+func (w *Hashed[V]) bucketFor(t uint64) int { return int(t & w.mask) }
 
 // walk is the hashed walk: it costs O(1) per occupied bucket reached plus
 // O(1) per timer in it, due or not; empty buckets cost a bitmap test per
@@ -358,8 +346,8 @@ func (w *Hashed[V]) walk(to uint64, limit int, out *sink[V]) bool {
 // unvisited part. It notes the deadlines it passes in sweepMin and returns
 // false if it stopped with work at limit.
 func (w *Hashed[V]) visit(t uint64, work *int, limit int, out *sink[V]) bool {
-	slot := int(t & w.mask)
-	b := &w.s.buckets[slot]
+	bucket := w.bucketFor(t)
+	b := &w.s.buckets[bucket]
 	for i := b.Len() - 1; i >= 0; i = min(i-1, b.Len()-1) {
 		e := b.At(i)
 		if e.Deadline != t {
@@ -372,20 +360,20 @@ func (w *Hashed[V]) visit(t uint64, work *int, limit int, out *sink[V]) bool {
 		*work++
 		if d := e.Link.Deadline; d > t { // postponed: place it by its deadline
 			w.sweepMin = min(w.sweepMin, d)
-			if int(d&w.mask) == slot {
+			if w.bucketFor(d) == bucket {
 				e.Deadline = d
 			} else {
-				moved := w.s.drain(slot, i)
-				w.s.insert(moved.Link, int(d&w.mask), d, moved.Value)
+				moved := w.s.drain(bucket, i)
+				w.s.insert(moved.Link, w.bucketFor(d), d, moved.Value)
 			}
 			continue
 		}
-		e1 := w.s.drain(slot, i)
+		e1 := w.s.drain(bucket, i)
 		unlink(e1.Link)
 		out.deliver(e1.Value)
 	}
 	// What fired or moved out may leave the bucket mostly empty for a
 	// revolution; give the memory back now rather than at the next cancel.
-	b.Shrink(&w.s.pool)
+	w.s.thin(b)
 	return true
 }

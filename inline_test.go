@@ -24,18 +24,24 @@ func TestInlining(t *testing.T) {
 		t.Fatalf("go build -gcflags=-m: %v\n%s", err, out)
 	}
 	for _, f := range []string{
-		`\(\*store\[[^]]+\]\)\.locate`,   // every operation on an active holder
-		`\(\*store\[[^]]+\]\)\.pushBack`, // Schedule's postpone in place
-		`\(\*store\[[^]]+\]\)\.unkeep`,   // insert into an empty bucket
-		`\(\*Wheel\[[^]]+\]\)\.slotFor`,  // Schedule, cascade
+		`\(\*store\[[^]]+\]\)\.locate`,    // every operation on an active holder
+		`\(\*store\[[^]]+\]\)\.pushBack`,  // Schedule's postpone in place
+		`\(\*store\[[^]]+\]\)\.unkeep`,    // insert into an empty bucket that kept its array
+		`\(\*Wheel\[[^]]+\]\)\.bucketFor`, // Schedule, cascade
+		`\(\*Hashed\[[^]]+\]\)\.bucketFor`,
 		`levelFor`,
+		`linkedBucket`,
 		`\(\*Holder\)\.dueWithin`, // ScheduleRange's no-op
 		`checkTick`,
 		`afterNow`,
 		`\(\*reentry\)\.enter`,
+		`bitset\.set`,
+		`bitset\.clear`,
 		// packed's generic methods are compiled, and reported, where
 		// this package instantiates them.
-		`packed\.\(\*Bucket\[[^]]+\]\)\.Pop`, // Wheel.fire, once per timer
+		`packed\.\(\*Bucket\[[^]]+\]\)\.Remove`, // store.cancel, with no call
+		`packed\.\(\*Bucket\[[^]]+\]\)\.Push`,   // store.insert
+		`packed\.\(\*Bucket\[[^]]+\]\)\.Pop`,    // Wheel.fire, once per timer
 		`packed\.\(\*Bucket\[[^]]+\]\)\.Len`,
 		`packed\.\(\*Bucket\[[^]]+\]\)\.Entries`,
 	} {

@@ -3,6 +3,8 @@ package packwheel
 import (
 	"errors"
 	"fmt"
+
+	"github.com/packwheel/packwheel/packed"
 )
 
 // ErrMisuse is matched, with errors.Is, by the value of every panic with
@@ -57,8 +59,8 @@ func checkMax(op string, n int) {
 // formatted only if printed, so that store.locate stays small enough to
 // inline into every operation.
 type foreignHolder struct {
-	op          string
-	slot, index uint32 // as the holder has them: slot is the bucket plus one
+	op   string
+	link packed.Link // as the holder had it
 }
 
 // Is reports that a foreign holder is a misuse (see ErrMisuse).
@@ -66,6 +68,6 @@ func (foreignHolder) Is(target error) bool { return target == ErrMisuse }
 
 func (f foreignHolder) Error() string {
 	return fmt.Sprintf("packwheel: %s: holder is not scheduled in this wheel "+
-		"(slot %d, index %d): it was copied, belongs to another wheel, or was overwritten",
-		f.op, int64(f.slot)-1, f.index)
+		"(bucket %d, index %d): it was copied, belongs to another wheel, or was overwritten",
+		f.op, uint32(linkedBucket(&f.link)), f.link.Index)
 }

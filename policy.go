@@ -1,65 +1,97 @@
 package packwheel
 
-// policy is how a wheel's buckets get, keep and give back their arrays:
-// every choice the two wheels make differently, in one place. The table
-// lists them with the constants both share and those of package packed,
-// each with the test that fails when it is set the other way.
+// policy is what the two wheels set differently about how their buckets
+// get, keep and give back arrays (arrays.go). The table lists every knob of
+// that reuse, per wheel and shared, each with the test or benchmark that
+// fails when it is set otherwise.
 //
-//	knob           Wheel          Hashed     why
-//	groupSize      64, a level    all slots  buckets that fill and drain in turn: an array one
-//	                                         leaves suits the next of its group to fill
-//	shrinkRefills  yes            no         a crowded coarse slot drains by cancels while the
-//	                                         next fills (TestCancelSteadyState allocates without);
-//	                                         a hashed wheel kept megabytes of a fired burst with
-//	                                         it (TestMemoryAfterBurstWithSurvivors)
-//	keepArrays     yes            no         a slot refills as it empties, a level-0 slot every
-//	                                         64 ticks; a hashed slot refills a revolution later,
-//	                                         and adopting other sizes grew arrays the pool had not
-//	                                         (TestRearmSteadyState, hashed/after=1000); keeping the
-//	                                         smallest class only was 17% slower, as a kept array
-//	                                         is cold where the pool hands out its newest
-//	                                         (BenchmarkRequestTimeout, hashed, n=10000)
-//	ownedBelow     64, level 0    none       see ownedCap
+//	knob          Wheel       Hashed    meaning, and why
+//	groupBits     6: a level  31: all   buckets b>>groupBits form a group, whose buckets fill and
+//	                                    drain in turn: the array a bucket leaves as it empties is
+//	                                    its group's heir (TestHeir, TestHashedHandsArrayOn;
+//	                                    TestRearmSteadyState allocates without)
+//	shrinksWiden  yes         no        each shrink widens the shelf's budget by the class it went
+//	                                    to, for the next shrinkMemory shrinks: a hierarchical
+//	                                    wheel's coarse slot drains by cancels while the next fills,
+//	                                    each needing arrays the other left (TestCancelSteadyState
+//	                                    allocates without); a hashed wheel kept megabytes of a
+//	                                    fired burst with it (TestMemoryAfterBurstWithSurvivors)
 //
-//	constant       value   where
-//	keepBelow      1024    store.keep: a larger emptied array goes to its group's next fill
-//	keptFloor      2048    store.keep: kept arrays' budget beyond the live timers
-//	ownedCap       64      store.keep, Wheel.fire: level-0 arrays kept for good, uncounted
-//	presizeFrom    64      Wheel.cascade: a move down this large sizes its targets first
-//	packed         -       spareFloor, shrinkMemory, maxHeirs, jumpFrom, smallJump and the
-//	                       outgrown share (a quarter once buckets ShrinkRefill, else an
-//	                       eighth) are the pool's own, documented in packed/pool.go
+//	constant      value  meaning
+//	keptFloor     2048   entries of kept arrays allowed beyond 1.5x the live timers (store.keptBudget;
+//	                     TestReclaim, TestDrainEndingInACrowd)
+//	keptScan      64     words of the kept bitmap a growing bucket searches before it allocates
+//	                     (store.takeKept; TestRearmSteadyState, hashed/after=1000, allocates with 16)
+//	spareShift    3      the shelf keeps live>>spareShift entries of spares (store.spareBudget): a
+//	                     quarter kept a byte per timer more after a fill (TestMemoryPerTimer)
+//	spareFloor    4096   entries of spares the shelf keeps whatever the live timers, half of it
+//	                     beyond the share (store.spareBudget)
+//	shrinkMemory  32     shrinks that widen the shelf's budget (store.spareBudget)
+//	shrinksBound  4      times the live timers the shrinks widen it by at most: with 2, the
+//	                     wheel allocated 18 B per op (TestCancelSteadyState, n=100000)
+//	jumpFrom      1024   a bucket this full may grow into a spare of any larger class (store.growTo)
+//	smallJump     3      a shorter bucket grows at most this many classes beyond the one it needs
+//	presizeFrom   64     Wheel.cascade sizes the buckets a move down fills when it moves this many
+//	smallCaps     1024   classOf looks up capacities below it in a table (shelf.go)
+//
+// Size classes grow by half (classCaps in shelf.go); a bucket grows when
+// full and, when a removal leaves it a quarter full, shrinks to half full
+// (store.shrink).
 type policy struct {
-	groupSize     int
-	shrinkRefills bool
-	keepArrays    bool
-	ownedBelow    int // buckets below it keep arrays up to ownedCap for good
+	groupBits    int
+	shrinksWiden bool
 }
 
-// wheelPolicy is the hierarchical wheel's policy.
-var wheelPolicy = policy{groupSize: levelSlots, shrinkRefills: true, keepArrays: true, ownedBelow: levelSlots}
+// wheelPolicy is the hierarchical wheel's policy: each level is a group.
+var wheelPolicy = policy{groupBits: levelBits, shrinksWiden: true}
 
-// hashedPolicy is the policy of a hashed wheel of slots buckets: its ring
-// is one group.
-func hashedPolicy(slots int) policy { return policy{groupSize: slots} }
+// hashedPolicy is the hashed wheel's policy: its ring is one group.
+var hashedPolicy = policy{groupBits: 31}
 
-// keepBelow is the capacity from which a drained bucket hands its array
-// to the next bucket of its group that grows (packed.Bucket.Release)
-// instead of keeping it: a crowd's array is what the slot the crowd
-// re-arms into needs, wherever that is.
-const keepBelow = 1024
-
-// keptFloor is how many entries' worth of arrays the buckets may keep
-// whatever the live timers, so that a small wheel keeps all it needs.
+// keptFloor is how many entries' worth of arrays the empty buckets may keep
+// beyond their share of the live timers, so that a small wheel keeps all it
+// needs.
 const keptFloor = 2048
 
-// ownedCap is the capacity up to which the buckets below policy.ownedBelow,
-// a hierarchical wheel's level 0, keep their arrays for good, uncounted.
-// Such a slot empties every time its tick comes, usually holding a handful
-// of timers when the wheel is busy with few: counting its array in and out
-// of the kept budget cost more than the firing (the work-unit workload at
-// 1,000 pairs, bench/internal/workunit). At most 64 such arrays exist.
-const ownedCap = 64
+// spareShift sets the shelf's share of the live timers: live>>spareShift
+// entries of spare arrays, an eighth. While buckets only grow, as when a
+// wheel fills, what they outgrow is rarely wanted again.
+const spareShift = 3
+
+// spareFloor is how many entries' worth of spare arrays the shelf keeps
+// whatever the live timers, so that a small or idle wheel does not give
+// arrays to the garbage collector and take new ones back on every burst.
+const spareFloor = 4096
+
+// jumpFrom is the length from which a bucket that grows may take a spare
+// of any larger class (see store.growTo); smallJump is how many classes
+// beyond the one it needs a shorter one may take, about 3.4 times the
+// capacity.
+const (
+	jumpFrom  = 1024
+	smallJump = 3
+)
+
+// shrinkMemory is how many of the latest shrinks widen the shelf's budget:
+// about two buckets' way down from a hundred thousand entries to a handful.
+// With 16, the small classes at the end of one bucket's way down pushed the
+// large ones out of the ring, the budget fell back, and the arrays the next
+// slot needed were let go (TestCancelSteadyState at 100k timers allocates
+// with 16; not with 32).
+const shrinkMemory = 32
+
+// keptScan is how many words of the kept bitmap, 64 buckets each, a
+// growing bucket that finds no spare on the shelf looks through for a kept
+// array of its class before it makes one: all of a default hashed wheel's.
+// A hashed bucket refills a revolution after it fired, and the arrays the
+// buckets between keep are what the bucket growing now needs; they gather
+// behind Now, so that 16 words from where the last search stopped missed
+// them (TestRearmSteadyState, hashed/after=1000).
+const keptScan = 64
+
+// shrinksBound bounds how far the latest shrinks widen the shelf's
+// budget, in live timers, so that it falls with them as a burst drains.
+const shrinksBound = 4
 
 // presizeFrom is the least number of timers in a coarse slot for which
 // Wheel.presize pays for its pass over them.

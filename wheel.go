@@ -2,7 +2,6 @@ package packwheel
 
 import (
 	"math"
-	"math/bits"
 )
 
 // Wheel is a hierarchical timer wheel: 11 levels of 64 slots, each level 64
@@ -33,8 +32,9 @@ import (
 type Wheel[V any] struct {
 	_ noCopy
 	s store[V]
-	// cascading is the coarse bucket (plus one) whose move down a bounded
-	// advance interrupted; it is finished before anything else.
+	// cascading is the coarse bucket whose move down a bounded advance
+	// interrupted, plus one so that zero means none; it is finished before
+	// anything else.
 	cascading int
 	// hint is what next last answered NextExpiry, for the Advance that
 	// usually follows to start from; hinted says it is still good.
@@ -46,8 +46,8 @@ type Wheel[V any] struct {
 // or postponing one in place, leaves it early at worst, and an Advance
 // that reaches a slot with nothing left to do there moves on.
 type hint struct {
-	slot  int
-	start uint64
+	bucket int
+	start  uint64
 }
 
 // quietUntil reports whether the wheel knows it has nothing to do up to
@@ -64,10 +64,10 @@ func (w *Wheel[V]) ready() {
 	}
 }
 
-// slotFor returns the bucket a deadline d >= now belongs in.
-func (w *Wheel[V]) slotFor(d uint64) int {
+// bucketFor returns the bucket a deadline d >= now belongs in.
+func (w *Wheel[V]) bucketFor(d uint64) int {
 	l := levelFor(w.s.now, d)
-	// bucketOf(l, indexOf(d, l)), spelled out to stay inlinable.
+	// bucketAt(l, slotOf(d, l)), spelled out to stay inlinable.
 	return l<<levelBits | int(d>>(l*levelBits)&(levelSlots-1))
 
 }
@@ -85,12 +85,12 @@ func (w *Wheel[V]) slotFor(d uint64) int {
 func (w *Wheel[V]) Schedule(h *Holder, deadline uint64, v V) {
 	checkTick("Schedule", "deadline", deadline)
 	switch {
-	case h.link.Slot == 0 && deadline > w.s.now && w.s.buckets != nil:
+	case h.link.Bucket == 0 && deadline > w.s.now && w.s.buckets != nil:
 		// The timer of a holder that is not scheduled, fired say, goes
 		// straight in.
-		w.s.insert(&h.link, w.slotFor(deadline), deadline, v)
+		w.s.insert(&h.link, w.bucketFor(deadline), deadline, v)
 	// Level 0 holds exact ticks, so only coarser levels postpone in place.
-	case h.link.Slot > levelSlots && w.s.pushBack(h, deadline, v):
+	case linkedBucket(&h.link) >= levelSlots && w.s.pushBack(h, deadline, v):
 	default:
 		w.set(h, deadline, v, "Schedule")
 	}
@@ -101,12 +101,12 @@ func (w *Wheel[V]) Schedule(h *Holder, deadline uint64, v V) {
 func (w *Wheel[V]) ScheduleAfter(h *Holder, delay uint64, v V) {
 	d := afterNow("ScheduleAfter", w.s.now, delay)
 	switch {
-	case h.link.Slot == 0 && delay-1 < levelSlots-1 && w.s.buckets != nil:
+	case h.link.Bucket == 0 && delay-1 < levelSlots-1 && w.s.buckets != nil:
 		// As in Schedule; a delay of 1 to 63 ticks is level 0's.
 		w.s.insert(&h.link, int(d&(levelSlots-1)), d, v)
-	case h.link.Slot == 0 && delay > 0 && w.s.buckets != nil:
-		w.s.insert(&h.link, w.slotFor(d), d, v)
-	case h.link.Slot > levelSlots && w.s.pushBack(h, d, v):
+	case h.link.Bucket == 0 && delay > 0 && w.s.buckets != nil:
+		w.s.insert(&h.link, w.bucketFor(d), d, v)
+	case linkedBucket(&h.link) >= levelSlots && w.s.pushBack(h, d, v):
 	default:
 		w.set(h, d, v, "ScheduleAfter")
 	}
@@ -185,7 +185,7 @@ func moves(now, d uint64) int {
 	}
 	n := 1
 	for k := 1; k < l; k++ {
-		if indexOf(d, k) != 0 {
+		if slotOf(d, k) != 0 {
 			n++
 		}
 	}
@@ -196,18 +196,18 @@ func (w *Wheel[V]) set(h *Holder, d uint64, v V, op string) {
 	if d <= w.s.now {
 		d = w.s.next(op)
 	}
-	if h.link.Slot == 0 {
+	if h.link.Bucket == 0 {
 		w.ready()
-		w.s.insert(&h.link, w.slotFor(d), d, v)
+		w.s.insert(&h.link, w.bucketFor(d), d, v)
 		return
 	}
-	b, i := w.s.locate(h, op)
+	from, b, i := w.s.locate(h, op)
 	// Level 0 holds exact ticks, so only coarser levels postpone in place.
-	if h.link.Slot > levelSlots && d >= b.At(i).Deadline {
+	if from >= levelSlots && d >= b.At(i).Deadline {
 		w.s.postpone(h, b, i, d, v)
 		return
 	}
-	w.s.place(h, b, i, w.slotFor(d), d, v)
+	w.s.move(h, from, b, i, w.bucketFor(d), d, v)
 }
 
 // Cancel stops the timer of h and reports whether it was active. Cancelling
@@ -219,7 +219,7 @@ func (w *Wheel[V]) set(h *Holder, d uint64, v V, op string) {
 func (w *Wheel[V]) Cancel(h *Holder) bool { return w.s.cancel(h) }
 
 // Len returns the number of active timers. O(1).
-func (w *Wheel[V]) Len() int { return w.s.pool.Live() }
+func (w *Wheel[V]) Len() int { return w.s.live }
 
 // Now returns the last tick whose processing has begun. O(1).
 func (w *Wheel[V]) Now() uint64 { return w.s.now }
@@ -302,11 +302,11 @@ func (w *Wheel[V]) NextExpiry(limit uint64) uint64 {
 	if w.cascading != 0 && w.s.buckets[w.cascading-1].Len() > 0 {
 		return min(w.s.now, limit)
 	}
-	slot, start, ok := w.next()
+	bucket, start, ok := w.next()
 	if !ok {
 		return limit
 	}
-	w.hint, w.s.hinted = hint{slot, start}, true
+	w.hint, w.s.hinted = hint{bucket, start}, true
 	return min(start, limit)
 }
 
@@ -317,13 +317,13 @@ func (w *Wheel[V]) NextExpiry(limit uint64) uint64 {
 // the best slot found, as every level above starts later still. On a tie
 // the coarser slot goes first, so that its timers for that tick join the
 // level below before it is processed.
-func (w *Wheel[V]) next() (slot int, start uint64, ok bool) {
+func (w *Wheel[V]) next() (bucket int, start uint64, ok bool) {
 	if w.s.occupied == nil {
 		return 0, 0, false
 	}
 	now := w.s.now
 	for l := range levelCount {
-		occ := w.s.occupied[l]
+		occ := w.s.occupied[l] // level l's buckets are word l
 		if occ == 0 {
 			continue
 		}
@@ -337,13 +337,13 @@ func (w *Wheel[V]) next() (slot int, start uint64, ok bool) {
 		// Bit i of the rotated map is the slot of the i-th block after
 		// now's; now's own slot at level 0 holds timers of tick now that a
 		// bounded advance left.
-		pos := indexOf(now, l)
-		i := bits.TrailingZeros64(bits.RotateLeft64(occ, -pos))
+		pos := slotOf(now, l)
+		i := nextInRing(occ, pos)
 		if c := max(now, (blockOf(now, l)+uint64(i))<<shift); !ok || c <= start {
-			slot, start, ok = bucketOf(l, (pos+i)&(levelSlots-1)), c, true
+			bucket, start, ok = bucketAt(l, (pos+i)&(levelSlots-1)), c, true
 		}
 	}
-	return slot, start, ok
+	return bucket, start, ok
 }
 
 // walk is the hierarchical walk: it costs O(levels) per occupied slot
@@ -361,9 +361,9 @@ func (w *Wheel[V]) walk(to uint64, limit int, out *sink[V]) bool {
 	hinted := w.s.hinted
 	w.s.hinted = false
 	for {
-		slot, start, ok := w.hint.slot, w.hint.start, true
+		bucket, start, ok := w.hint.bucket, w.hint.start, true
 		if !hinted {
-			slot, start, ok = w.next()
+			bucket, start, ok = w.next()
 		}
 		hinted = false
 		if !ok || start > to {
@@ -371,19 +371,19 @@ func (w *Wheel[V]) walk(to uint64, limit int, out *sink[V]) bool {
 				// Until something is inserted nothing is due before start,
 				// however far Now moves short of it: the Advances that follow
 				// up to there take advance's quiet path.
-				w.hint, w.s.hinted = hint{slot, start}, true
+				w.hint, w.s.hinted = hint{bucket, start}, true
 			}
 			break
 		}
 		w.s.now = start
-		if slot >= levelSlots {
-			w.cascading = slot + 1
-			if !w.cascade(slot, &work, limit) {
+		if bucket >= levelSlots {
+			w.cascading = bucket + 1
+			if !w.cascade(bucket, &work, limit) {
 				return false
 			}
 			continue
 		}
-		if !w.fire(slot, &work, limit, out) {
+		if !w.fire(bucket, &work, limit, out) {
 			return false
 		}
 		if start == to {
@@ -398,22 +398,21 @@ func (w *Wheel[V]) walk(to uint64, limit int, out *sink[V]) bool {
 	return true
 }
 
-// fire fires the timers of level-0 slot, whose tick is Now, last first so
-// that each leaves its bucket without moving another, and stops when work
-// reaches limit. No callback can add to the slot: what they schedule is due
-// after Now. The slot keeps its array for its next fill (see store.keep).
-func (w *Wheel[V]) fire(slot int, work *int, limit int, out *sink[V]) bool {
-	b := &w.s.buckets[slot]
+// fire fires the timers of level-0 bucket, whose tick is Now, last first
+// so that each leaves its bucket without moving another, and stops when
+// work reaches limit. No callback can add to the bucket: what they
+// schedule is due after Now. The bucket keeps its array for its next fill,
+// 64 ticks on (see store.keep).
+func (w *Wheel[V]) fire(bucket int, work *int, limit int, out *sink[V]) bool {
+	b := &w.s.buckets[bucket]
 	for b.Len() > 0 {
 		if *work == limit {
 			return false
 		}
-		e := b.Pop(&w.s.pool)
+		e := b.Pop()
+		w.s.live--
 		if b.Len() == 0 { // before the last callback, which may panic
-			w.s.emptied(b, slot)
-			if b.Cap() > ownedCap {
-				w.s.keep(b, slot)
-			}
+			w.s.emptied(bucket, b)
 		}
 		unlink(e.Link)
 		*work++
@@ -422,22 +421,23 @@ func (w *Wheel[V]) fire(slot int, work *int, limit int, out *sink[V]) bool {
 	return true
 }
 
-// cascade moves the timers of a coarse slot whose time has come to where
-// their deadlines now place them, relative to Now, which is the slot's first
-// tick: a level below, or the same level or above for a timer postponed in
-// place. The holder's deadline is the timer's; the entry's may be older.
-// It stops when work reaches limit, leaving w.cascading set to resume.
-func (w *Wheel[V]) cascade(slot int, work *int, limit int) bool {
-	if n := w.s.buckets[slot].Len(); n >= presizeFrom && n <= limit-*work {
-		w.presize(slot)
+// cascade moves the timers of a coarse bucket whose time has come to where
+// their deadlines now place them, relative to Now, which is the slot's
+// first tick: a level below, or the same level or above for a timer
+// postponed in place. The holder's deadline is the timer's; the entry's may
+// be older. It stops when work reaches limit, leaving w.cascading set to
+// resume.
+func (w *Wheel[V]) cascade(bucket int, work *int, limit int) bool {
+	if n := w.s.buckets[bucket].Len(); n >= presizeFrom && n <= limit-*work {
+		w.presize(bucket)
 	}
-	for w.s.buckets[slot].Len() > 0 {
+	for w.s.buckets[bucket].Len() > 0 {
 		if *work == limit {
 			return false
 		}
-		e := w.s.drain(slot, w.s.buckets[slot].Len()-1)
+		e := w.s.drain(bucket, w.s.buckets[bucket].Len()-1)
 		d := e.Link.Deadline
-		w.s.insert(e.Link, w.slotFor(d), d, e.Value)
+		w.s.insert(e.Link, w.bucketFor(d), d, e.Value)
 		*work++
 	}
 	w.cascading = 0
@@ -445,31 +445,28 @@ func (w *Wheel[V]) cascade(slot int, work *int, limit int) bool {
 }
 
 // presize grows each bucket of the levels below that the timers of a
-// coarse slot, about to move down, will land in, once and to the size it
+// coarse bucket, about to move down, will land in, once and to the size it
 // will reach. Otherwise the dozens of buckets that a crowded slot spreads
 // into all grow at the same moment a class at a time, which needs more
-// spare arrays at once than the pool keeps and has it allocate on every
+// spare arrays at once than the shelf keeps and has it allocate on every
 // rotation. Each goes to the level of its deadline's highest nonzero
 // digit below the slot's level (level 0 within 64 ticks). It counts by the
 // entries' own deadlines, which are sequential in memory; a timer postponed in
 // place moves further than that, so its bucket may end up a little larger
-// than needed, never too small to work. O(entries in slot), done only when
-// the whole slot moves in one call, so that AdvanceLimit still bounds the
-// work of one call.
-func (w *Wheel[V]) presize(slot int) {
-	below := bucketOf(levelOf(slot), 0) // the first slot of the slot's level
+// than needed, never too small to work. O(entries in the bucket), done only
+// when the whole bucket moves in one call, so that AdvanceLimit still
+// bounds the work of one call.
+func (w *Wheel[V]) presize(bucket int) {
+	below := bucketAt(levelOf(bucket), 0) // the first bucket of its level
 	var count [(levelCount - 1) * levelSlots]int32
-	for _, e := range w.s.buckets[slot].Entries() {
-		if to := w.slotFor(e.Deadline); to < below {
+	for _, e := range w.s.buckets[bucket].Entries() {
+		if to := w.bucketFor(e.Deadline); to < below {
 			count[to]++
 		}
 	}
 	for to, n := range count[:below] {
-		if b := &w.s.buckets[to]; n > 0 && b.Len()+int(n) > b.Cap() {
-			if b.Len() == 0 {
-				w.s.unkeep(b, to) // its kept array is about to be replaced
-			}
-			b.Reserve(&w.s.pool, int(n))
+		if n > 0 {
+			w.s.reserve(to, &w.s.buckets[to], int(n))
 		}
 	}
 }
