@@ -115,20 +115,31 @@ func (w *Hashed[V]) Slots() int {
 // active in another wheel, was copied, or was overwritten.
 func (w *Hashed[V]) Schedule(h *Holder, deadline uint64, v V) {
 	checkTick("Schedule", "deadline", deadline)
-	if w.s.pushBack(h, deadline, v) {
-		return
+	switch {
+	case h.link.Bucket == 0 && deadline > w.s.now && w.s.buckets != nil:
+		// The timer of a holder that is not scheduled, fired or cancelled
+		// say, goes straight in.
+		w.sweepMin = min(w.sweepMin, deadline)
+		w.s.insert(&h.link, w.bucketFor(deadline), deadline, v)
+	case w.s.pushBack(h, deadline, v):
+	default:
+		w.set(h, deadline, v, "Schedule")
 	}
-	w.set(h, deadline, v, "Schedule")
 }
 
 // ScheduleAfter is Schedule(h, w.Now()+delay, v). It panics if that is
 // beyond MaxTick. O(1); it allocates only while buckets grow.
 func (w *Hashed[V]) ScheduleAfter(h *Holder, delay uint64, v V) {
 	d := afterNow("ScheduleAfter", w.s.now, delay)
-	if w.s.pushBack(h, d, v) {
-		return
+	switch {
+	case h.link.Bucket == 0 && delay > 0 && w.s.buckets != nil:
+		// As in Schedule.
+		w.sweepMin = min(w.sweepMin, d)
+		w.s.insert(&h.link, w.bucketFor(d), d, v)
+	case w.s.pushBack(h, d, v):
+	default:
+		w.set(h, d, v, "ScheduleAfter")
 	}
-	w.set(h, d, v, "ScheduleAfter")
 }
 
 // ScheduleRange sets the timer of h to fire at a tick in [earliest, latest]

@@ -85,6 +85,17 @@ func (w *Wheel[V]) check() error {
 			return fmt.Errorf("bucket %d marked half moved at now %d", c, now)
 		}
 	}
+	if w.hinted {
+		// A hint may be early (its bucket emptied since) but never late,
+		// nor name another bucket of its tick, which would go first.
+		bucket, start, ok := w.next()
+		switch {
+		case ok && start < w.hint.start:
+			return fmt.Errorf("hint: next work at %d, hinted %d", start, w.hint.start)
+		case ok && start == w.hint.start && bucket != w.hint.bucket && w.s.buckets[w.hint.bucket].Len() > 0:
+			return fmt.Errorf("hint: next work in bucket %d, hinted %d, at %d", bucket, w.hint.bucket, start)
+		}
+	}
 	return checkStore(&w.s, func(bucket int, e *packed.Entry[V]) error {
 		l := levelOf(bucket)
 		s := bucket - bucketAt(l, 0)

@@ -27,8 +27,10 @@ const (
 	levelCount = (64 + levelBits - 1) / levelBits
 )
 
-// levelShift returns log2 of the width of level l's slots, in ticks.
-func levelShift(l int) uint { return uint(l * levelBits) }
+// levelShift returns log2 of the width of level l's slots, in ticks. The
+// mask tells the compiler the shift is below 64, which spares every shift
+// by it a test for a larger one.
+func levelShift(l int) uint { return uint(l*levelBits) & 63 }
 
 // blockOf returns the number of the level-l block, 64^l ticks wide, that
 // holds tick t. Level l's ring is the 63 blocks after blockOf(Now, l).

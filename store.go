@@ -41,7 +41,6 @@ type store[V any] struct {
 	live     int
 	arrays   arrays[V]
 	running  reentry
-	hinted   bool // the wheel's hint of its next work holds (see Wheel.hint)
 }
 
 // init makes the buckets, whose arrays the wheel's policy p manages.
@@ -120,7 +119,6 @@ func (s *store[V]) postpone(h *Holder, b *packed.Bucket[V], i int, d uint64, v V
 // array it kept (see keep) without touching the shelf; a full one, or an
 // empty one with no array, gets one in grow, out of line.
 func (s *store[V]) insert(link *packed.Link, bucket int, d uint64, v V) {
-	s.hinted = false
 	b := &s.buckets[bucket]
 	if n := b.Len(); n == b.Cap() {
 		s.grow(bucket, b)

@@ -38,13 +38,16 @@ type Wheel[V any] struct {
 	cascading int
 	// hint is what next last answered NextExpiry, for the Advance that
 	// usually follows to start from; hinted says it is still good.
-	hint hint
+	hint      hint
+	hintUntil uint64
+	hinted    bool
 }
 
 // hint is an answer of Wheel.next kept for the next Advance. Inserting a
-// timer may make it wrong, so insert clears store.hinted; cancelling one,
-// or postponing one in place, leaves it early at worst, and an Advance
-// that reaches a slot with nothing left to do there moves on.
+// timer whose slot comes due no later than the hint's start would make it
+// wrong, so unhint clears hinted then; cancelling one, or postponing one in
+// place, leaves it early at worst, and an Advance that reaches a slot with
+// nothing left to do there moves on.
 type hint struct {
 	bucket int
 	start  uint64
@@ -55,7 +58,37 @@ type hint struct {
 // waits to be finished (a bounded advance's, whose slot cancels may have
 // emptied since).
 func (w *Wheel[V]) quietUntil(to uint64) bool {
-	return w.s.hinted && to < w.hint.start && w.cascading == 0
+	return w.hinted && to < w.hint.start && w.cascading == 0
+}
+
+// unhint forgets the hint if a timer about to be inserted at deadline d
+// might come due no later than the hint's start (see hintUntil). A server
+// schedules far more timers than it has ticks with work, each later than
+// the next work, and keeping the hint lets every Advance up to there take
+// the quiet path (BenchmarkChurn and BenchmarkScheduleCancel in bench/: a
+// walk of the levels per tick was a tenth of ScheduleCancel's instructions
+// at 10k timers).
+func (w *Wheel[V]) unhint(d uint64) {
+	if d <= w.hintUntil {
+		w.hinted = false
+	}
+}
+
+// setHint keeps bucket, coming due at start, as the wheel's next work, with
+// the latest deadline hintUntil that a timer inserted while Now stays put
+// could have and come due at start or before. A timer of level l comes due
+// at the start of its slot's block, one of the blocks after Now's; so for
+// each level whose blocks after Now's begin by start, anything up to the
+// end of start's block of that level may.
+func (w *Wheel[V]) setHint(bucket int, start uint64) {
+	until := start
+	for l := 1; l < levelCount; l++ {
+		if blockOf(start, l) == blockOf(w.s.now, l) {
+			break // and so at every level above
+		}
+		until = max(until, (blockOf(start, l)+1)<<levelShift(l)-1)
+	}
+	w.hint, w.hintUntil, w.hinted = hint{bucket, start}, until, true
 }
 
 func (w *Wheel[V]) ready() {
@@ -68,8 +101,7 @@ func (w *Wheel[V]) ready() {
 func (w *Wheel[V]) bucketFor(d uint64) int {
 	l := levelFor(w.s.now, d)
 	// bucketAt(l, slotOf(d, l)), spelled out to stay inlinable.
-	return l<<levelBits | int(d>>(l*levelBits)&(levelSlots-1))
-
+	return l<<levelBits | int(d>>(uint(l*levelBits)&63)&(levelSlots-1))
 }
 
 // Schedule sets the timer of h to fire at tick deadline with value v; a
@@ -88,6 +120,7 @@ func (w *Wheel[V]) Schedule(h *Holder, deadline uint64, v V) {
 	case h.link.Bucket == 0 && deadline > w.s.now && w.s.buckets != nil:
 		// The timer of a holder that is not scheduled, fired say, goes
 		// straight in.
+		w.unhint(deadline)
 		w.s.insert(&h.link, w.bucketFor(deadline), deadline, v)
 	// Level 0 holds exact ticks, so only coarser levels postpone in place.
 	case linkedBucket(&h.link) >= levelSlots && w.s.pushBack(h, deadline, v):
@@ -103,8 +136,10 @@ func (w *Wheel[V]) ScheduleAfter(h *Holder, delay uint64, v V) {
 	switch {
 	case h.link.Bucket == 0 && delay-1 < levelSlots-1 && w.s.buckets != nil:
 		// As in Schedule; a delay of 1 to 63 ticks is level 0's.
+		w.unhint(d)
 		w.s.insert(&h.link, int(d&(levelSlots-1)), d, v)
 	case h.link.Bucket == 0 && delay > 0 && w.s.buckets != nil:
+		w.unhint(d)
 		w.s.insert(&h.link, w.bucketFor(d), d, v)
 	case linkedBucket(&h.link) >= levelSlots && w.s.pushBack(h, d, v):
 	default:
@@ -198,6 +233,7 @@ func (w *Wheel[V]) set(h *Holder, d uint64, v V, op string) {
 	}
 	if h.link.Bucket == 0 {
 		w.ready()
+		w.unhint(d)
 		w.s.insert(&h.link, w.bucketFor(d), d, v)
 		return
 	}
@@ -207,6 +243,7 @@ func (w *Wheel[V]) set(h *Holder, d uint64, v V, op string) {
 		w.s.postpone(h, b, i, d, v)
 		return
 	}
+	w.unhint(d)
 	w.s.move(h, from, b, i, w.bucketFor(d), d, v)
 }
 
@@ -306,7 +343,7 @@ func (w *Wheel[V]) NextExpiry(limit uint64) uint64 {
 	if !ok {
 		return limit
 	}
-	w.hint, w.s.hinted = hint{bucket, start}, true
+	w.setHint(bucket, start)
 	return min(start, limit)
 }
 
@@ -358,8 +395,8 @@ func (w *Wheel[V]) walk(to uint64, limit int, out *sink[V]) bool {
 			return false
 		}
 	}
-	hinted := w.s.hinted
-	w.s.hinted = false
+	hinted := w.hinted
+	w.hinted = false
 	for {
 		bucket, start, ok := w.hint.bucket, w.hint.start, true
 		if !hinted {
@@ -371,7 +408,7 @@ func (w *Wheel[V]) walk(to uint64, limit int, out *sink[V]) bool {
 				// Until something is inserted nothing is due before start,
 				// however far Now moves short of it: the Advances that follow
 				// up to there take advance's quiet path.
-				w.hint, w.s.hinted = hint{bucket, start}, true
+				w.setHint(bucket, start)
 			}
 			break
 		}
@@ -428,6 +465,7 @@ func (w *Wheel[V]) fire(bucket int, work *int, limit int, out *sink[V]) bool {
 // be older. It stops when work reaches limit, leaving w.cascading set to
 // resume.
 func (w *Wheel[V]) cascade(bucket int, work *int, limit int) bool {
+	w.hinted = false // walk computes it again once it is done
 	if n := w.s.buckets[bucket].Len(); n >= presizeFrom && n <= limit-*work {
 		w.presize(bucket)
 	}

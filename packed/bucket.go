@@ -82,8 +82,9 @@ func (b *Bucket[V]) Entries() []Entry[V] { return b.entries }
 // room (Len < Cap): it panics, changing nothing, if it has none.
 func (b *Bucket[V]) Push(deadline uint64, link *Link, value V) {
 	n := len(b.entries)
-	b.entries = b.entries[:n+1]
-	b.entries[n] = Entry[V]{Deadline: deadline, Link: link, Value: value}
+	es := b.entries[:n+1]
+	es[n] = Entry[V]{Deadline: deadline, Link: link, Value: value}
+	b.entries = es
 	link.Index = uint32(n)
 }
 
@@ -91,15 +92,15 @@ func (b *Bucket[V]) Push(deadline uint64, link *Link, value V) {
 // and its Link.Index is rewritten. The bucket keeps its array, even once
 // empty. O(1). It panics if i is out of range.
 func (b *Bucket[V]) Remove(i int) Entry[V] {
-	last := len(b.entries) - 1
-	e := b.entries[i]
+	es := b.entries
+	last := len(es) - 1
+	e, moved := es[i], es[last]
+	es[last] = Entry[V]{}
+	b.entries = es[:last]
 	if i != last {
-		moved := b.entries[last]
-		b.entries[i] = moved
+		es[i] = moved
 		moved.Link.Index = uint32(i)
 	}
-	b.entries[last] = Entry[V]{}
-	b.entries = b.entries[:last]
 	return e
 }
 
