@@ -277,8 +277,8 @@ func TestAdvanceBackwards(t *testing.T) {
 			}
 			w.Advance(w.Now()+1, nil)
 		}
-		// Each of a hierarchical wheel's 64 level-0 slots grows its own
-		// small array once (store.ownedCap).
+		// Warm up: each bucket that fires keeps its array, for its next
+		// fill or as its group's heir (arrays.go).
 		for range 2 * 64 {
 			nextTick()
 		}
