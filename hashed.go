@@ -36,7 +36,7 @@ type HashedOptions struct {
 // one revolution it knows the earliest deadline and jumps straight to it.
 // NextExpiry costs O(timers in the buckets before the answer); it may answer
 // early, with the old tick of a timer pushed back in place.
-// Buckets are packed arrays recycled through a pool: once warm, nothing
+// Buckets are packed arrays that the wheel reuses: once warm, nothing
 // allocates.
 //
 // The zero value is an empty wheel at tick 0 with DefaultHashedSlots

@@ -20,8 +20,8 @@ import (
 // fired or moved (a timer moves down at most once per nonzero base-64 digit
 // of its deadline, plus once each time it was pushed back in place), so
 // crossing an hour of empty 1 ms ticks costs a few bitmap tests. Buckets
-// are packed arrays recycled through a pool (see the package
-// documentation).
+// are packed arrays that the wheel reuses (see the package documentation
+// and arrays.go).
 //
 // The zero value is an empty wheel at tick 0, ready to use; its 704 buckets
 // are allocated on first use. A Wheel must not be copied after first use. It
