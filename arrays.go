@@ -55,7 +55,8 @@ type arrays[V any] struct {
 // heir is a group's heir: a bucket that kept its array as it emptied, and
 // the array's capacity then. It is stale once the bucket no longer keeps
 // the array (it refilled, or reclaim took it), which keep and takeHeir
-// check.
+// check; a bucket that empties again replaces it, so its capacity is never
+// more than the array's.
 type heir struct{ bucket, cap int }
 
 func (a *arrays[V]) init(buckets int, p policy) {
@@ -212,8 +213,8 @@ func (s *store[V]) takeKept(c, top int) []packed.Entry[V] {
 }
 
 // shrink moves bucket b, left a quarter full or less but not empty, to an
-// array that it half fills, so that a bucket that stays mostly empty gives
-// memory back; a bucket between a quarter and all full does not move, so
+// array that it half fills, or of shrinkFloor entries if larger, so that a
+// bucket that stays mostly empty gives memory back; a bucket between a quarter and all full does not move, so
 // one whose size hovers does not move back and forth. It takes a spare of
 // that class, else one of the class below, which still holds the entries
 // (it is at least two thirds the size) and leaves the bucket between a
@@ -225,7 +226,7 @@ func (s *store[V]) takeKept(c, top int) []packed.Entry[V] {
 // the last move have paid for.
 func (s *store[V]) shrink(b *packed.Bucket[V]) {
 	n := b.Len()
-	c := classFor(2 * n)
+	c := max(classFor(2*n), classFor(shrinkFloor))
 	if c >= classOf(b.Cap()) {
 		return
 	}

@@ -26,6 +26,7 @@ package packwheel
 //	                     quarter kept a byte per timer more after a fill (TestMemoryPerTimer)
 //	spareFloor    4096   entries of spares the shelf keeps whatever the live timers, half of it
 //	                     beyond the share (store.spareBudget)
+//	shrinkFloor   40     no bucket shrinks to an array smaller than this (store.shrink)
 //	shrinkMemory  32     shrinks that widen the shelf's budget (store.spareBudget)
 //	shrinksBound  4      times the live timers the shrinks widen it by at most: with 2, the
 //	                     wheel allocated 18 B per op (TestCancelSteadyState, n=100000)
@@ -71,6 +72,16 @@ const (
 	jumpFrom  = 1024
 	smallJump = 3
 )
+
+// shrinkFloor is the capacity below which no bucket shrinks: moving a small
+// array costs the shelf's bookkeeping whatever its size, and a sparse
+// hashed wheel's buckets, a few timers each, went back and forth between
+// the smallest classes (callgrind, bench's ScheduleCancel, hashed, 10k
+// timers: 326 instructions per operation without, 292 with 40). 64 made
+// TestRearmSteadyState (hashed, after=5000) allocate: its buckets wander
+// between 30 and 60 entries, and the arrays they grow into came from
+// shrinks.
+const shrinkFloor = 40
 
 // shrinkMemory is how many of the latest shrinks widen the shelf's budget:
 // about two buckets' way down from a hundred thousand entries to a handful.
