@@ -116,12 +116,12 @@ func (w *Hashed[V]) Slots() int {
 func (w *Hashed[V]) Schedule(h *Holder, deadline uint64, v V) {
 	checkTick("Schedule", "deadline", deadline)
 	switch {
+	case w.s.pushBack(h, deadline, v):
 	case h.link.Bucket == 0 && deadline > w.s.now && w.s.buckets != nil:
 		// The timer of a holder that is not scheduled, fired or cancelled
 		// say, goes straight in.
 		w.sweepMin = min(w.sweepMin, deadline)
 		w.s.insert(&h.link, w.bucketFor(deadline), deadline, v)
-	case w.s.pushBack(h, deadline, v):
 	default:
 		w.set(h, deadline, v, "Schedule")
 	}
@@ -132,11 +132,11 @@ func (w *Hashed[V]) Schedule(h *Holder, deadline uint64, v V) {
 func (w *Hashed[V]) ScheduleAfter(h *Holder, delay uint64, v V) {
 	d := afterNow("ScheduleAfter", w.s.now, delay)
 	switch {
+	case w.s.pushBack(h, d, v):
 	case h.link.Bucket == 0 && delay > 0 && w.s.buckets != nil:
 		// As in Schedule.
 		w.sweepMin = min(w.sweepMin, d)
 		w.s.insert(&h.link, w.bucketFor(d), d, v)
-	case w.s.pushBack(h, d, v):
 	default:
 		w.set(h, d, v, "ScheduleAfter")
 	}
