@@ -20,7 +20,8 @@ import (
 //     or level, which will need as large an array. A growing bucket that
 //     finds nothing else searches the kept arrays too (takeKept). Kept
 //     arrays have a budget of one and a half times the live timers plus
-//     keptFloor; beyond it, reclaim gives them to the shelf.
+//     keptFloor; beyond it, reclaim gives them to the shelf, after a
+//     cancel or a drain empties a bucket and at the end of every walk.
 //   - Shelved: the arrays buckets leave as they grow or shrink, and those
 //     reclaim gives back, wait on a shelf by size class (shelf.go) for a
 //     bucket that grows or shrinks to that class. The shelf's budget is an
@@ -54,7 +55,7 @@ type arrays[V any] struct {
 
 // heir is a group's heir: a bucket that kept its array as it emptied, and
 // the array's capacity then. It is stale once the bucket no longer keeps
-// the array (it refilled, or reclaim took it), which keep and takeHeir
+// the array (it refilled, or reclaim took it), which bequeath and takeHeir
 // check; a bucket that empties again replaces it, so its capacity is never
 // more than the array's.
 type heir struct{ bucket, cap int }
@@ -65,20 +66,24 @@ func (a *arrays[V]) init(buckets int, p policy) {
 	a.heirs = make([]heir, (buckets-1)>>p.groupBits+1)
 }
 
-// keep has the empty bucket b keep its array for its next fill and makes
-// it its group's heir, unless the heir still kept is larger (see arrays).
-// O(1) unless the kept arrays exceed their budget, when reclaim gives some
-// back.
+// keep has the empty bucket b keep its array for its next fill (see
+// arrays). O(1), with no call: a hierarchical wheel's level-0 slot keeps
+// its array each time it fires (Wheel.fire). The callers enforce the
+// budget where it costs little (reclaim): after a cancel or a drain
+// empties a bucket, and once at the end of every walk.
 func (s *store[V]) keep(bucket int, b *packed.Bucket[V]) {
+	s.arrays.kept.set(bucket)
+	s.arrays.keptCap += b.Cap()
+}
+
+// bequeath makes the array the empty bucket b keeps its group's heir (see
+// arrays), unless the heir still kept is larger or the bucket is below
+// policy.heirsFrom. Call it before keep.
+func (s *store[V]) bequeath(bucket int, b *packed.Bucket[V]) {
 	a := &s.arrays
-	c := b.Cap()
-	if h := &a.heirs[bucket>>a.policy.groupBits]; c >= h.cap || !a.kept.has(h.bucket) {
+	h := &a.heirs[bucket>>a.policy.groupBits]
+	if c := b.Cap(); bucket >= a.policy.heirsFrom && (c >= h.cap || !a.kept.has(h.bucket)) {
 		*h = heir{bucket, c}
-	}
-	a.kept.set(bucket)
-	a.keptCap += c
-	if a.keptCap > s.keptBudget() {
-		s.reclaim()
 	}
 }
 
@@ -97,8 +102,9 @@ func (s *store[V]) unkeep(bucket int, b *packed.Bucket[V]) {
 func (s *store[V]) keptBudget() int { return s.live + s.live/2 + keptFloor }
 
 // reclaim gives kept arrays to the shelf until they are back within their
-// budget, taking them round the buckets from where it last stopped: O(1)
-// amortized over the arrays kept, plus O(words) of the bitmap per round.
+// budget, if they are not, taking them round the buckets from where it
+// last stopped: O(1) amortized over the arrays kept, plus O(words) of the
+// bitmap per round.
 func (s *store[V]) reclaim() {
 	a := &s.arrays
 	for a.keptCap > s.keptBudget() {
@@ -165,9 +171,11 @@ func (s *store[V]) growTo(bucket int, b *packed.Bucket[V], c int) {
 			return
 		}
 	}
-	if a := s.takeKept(c, top); a != nil {
-		s.putSpare(b.Move(a))
-		return
+	if b.Len() > 0 { // see takeKept
+		if a := s.takeKept(c, top); a != nil {
+			s.putSpare(b.Move(a))
+			return
+		}
 	}
 	s.putSpare(b.Move(newArray[V](c)))
 }
@@ -190,7 +198,11 @@ func (s *store[V]) takeHeir(bucket, least int) []packed.Entry[V] {
 // takeKept returns a kept array of class c or more but below top, taken
 // from the bucket that kept it, or nil: a growing bucket's last resort
 // before a new array. It searches keptScan words of the bitmap at most,
-// resuming where the last search or reclaim stopped.
+// resuming where the last search or reclaim stopped. A bucket that starts
+// filling does not search: the bucket it took from would start without an
+// array in turn, and in the work-unit workload level-0 slots took each
+// other's arrays on every tick (a quarter of the instructions at 1,000
+// pairs); one that starts with no array takes a new one once, and keeps it.
 func (s *store[V]) takeKept(c, top int) []packed.Entry[V] {
 	a := &s.arrays
 	if a.keptCap == 0 {

@@ -49,27 +49,42 @@ func TestKeptArrayRefills(t *testing.T) {
 	})
 }
 
-// TestHeir checks that a crowd's array, kept by the bucket the crowd left,
-// goes to the next bucket of the group that needs an array it holds, and
-// not to one of another group.
+// TestHeir checks that a crowd's array, kept by the coarse bucket the crowd
+// moved down from, goes to the next bucket of its level that needs an
+// array it holds, and not to one of another level; and that a level-0
+// slot, which refills within 64 ticks, keeps its array to itself.
 func TestHeir(t *testing.T) {
 	w := new(Wheel[*conn])
 	conns := make([]conn, 6000)
 	for i := range conns {
 		// Half wait: the kept arrays' budget follows the live timers.
-		w.Schedule(&conns[i].timer, 10+uint64(i%2)*5000, &conns[i])
+		w.Schedule(&conns[i].timer, 100+uint64(i%2)*5000, &conns[i])
 	}
-	crowd := &w.s.buckets[10].Entries()[:1][0]
-	w.Advance(10, nil)
-	require.Same(t, crowd, &w.s.buckets[10].Entries()[:1][0], "the fired bucket did not keep its array")
+	from := bucketAt(1, 1) // ticks 64 to 127
+	require.Equal(t, 3000, w.s.buckets[from].Len())
+	crowd := &w.s.buckets[from].Entries()[:1][0]
+	w.Advance(64, nil) // moves the crowd down to level 0
+	require.Same(t, crowd, &w.s.buckets[from].Entries()[:1][0], "the bucket moved down did not keep its array")
 
-	// Level 1 is another group: its bucket grows on its own.
-	w.Schedule(&conns[0].timer, 10+200, &conns[0])
+	// Level 2 is another group: its bucket grows on its own.
+	w.Schedule(&conns[0].timer, 64+5000, &conns[0])
+	require.Equal(t, 2, levelOf(linkedBucket(&conns[0].timer.link)))
 	require.NotSame(t, crowd, &w.s.buckets[linkedBucket(&conns[0].timer.link)].Entries()[0])
-	// The next bucket of level 0 to need an array inherits the crowd's.
-	w.Schedule(&conns[1].timer, 20, &conns[1])
-	require.Same(t, crowd, &w.s.buckets[20].Entries()[0])
-	require.Zero(t, w.s.buckets[10].Cap())
+	// The next bucket of level 1 to need an array inherits the crowd's.
+	w.Schedule(&conns[2].timer, 64+200, &conns[2])
+	to := linkedBucket(&conns[2].timer.link)
+	require.Equal(t, 1, levelOf(to))
+	require.Same(t, crowd, &w.s.buckets[to].Entries()[0])
+	require.Zero(t, w.s.buckets[from].Cap())
+	mustCheck(t, w)
+
+	// The crowd fires from level-0 slot 36; the next slot to fill does not
+	// take its array.
+	w.Advance(100, nil)
+	fired := &w.s.buckets[36].Entries()[:1][0]
+	w.Schedule(&conns[4].timer, 101, &conns[4])
+	require.NotSame(t, fired, &w.s.buckets[37].Entries()[0])
+	require.Same(t, fired, &w.s.buckets[36].Entries()[:1][0])
 	mustCheck(t, w)
 }
 

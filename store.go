@@ -177,10 +177,13 @@ func (s *store[V]) drain(bucket, i int) packed.Entry[V] {
 }
 
 // emptied records that bucket b has just lost its last entry: it leaves
-// the occupancy bitmap and keeps its array for its next fill.
+// the occupancy bitmap and keeps its array for its next fill, as its
+// group's heir.
 func (s *store[V]) emptied(bucket int, b *packed.Bucket[V]) {
 	s.occupied.clear(bucket)
+	s.bequeath(bucket, b)
 	s.keep(bucket, b)
+	s.reclaim()
 }
 
 // next returns the deadline of a timer scheduled at or before now: the

@@ -432,6 +432,7 @@ func (w *Wheel[V]) walk(to uint64, limit int, out *sink[V]) bool {
 	if to > w.s.now {
 		w.s.now = to
 	}
+	w.s.reclaim() // for the slots that fired
 	return true
 }
 
@@ -449,7 +450,9 @@ func (w *Wheel[V]) fire(bucket int, work *int, limit int, out *sink[V]) bool {
 		e := b.Pop()
 		w.s.live--
 		if b.Len() == 0 { // before the last callback, which may panic
-			w.s.emptied(bucket, b)
+			// Level 0 has no heirs: the slot refills within 64 ticks.
+			w.s.occupied.clear(bucket)
+			w.s.keep(bucket, b)
 		}
 		unlink(e.Link)
 		*work++
