@@ -149,19 +149,19 @@ func (s *store[V]) reserve(bucket int, b *packed.Bucket[V], n int) {
 }
 
 // growTo moves bucket b to an array of class c or larger: its group's heir
-// if that holds the class; else a spare of class c or above, from the
-// shelf or else kept by an empty bucket (takeKept). A bucket past jumpFrom
-// entries takes a spare of any larger class, which is how a bucket that
-// refills every rotation, as a coarse slot of a hierarchical wheel does,
-// jumps to the array the last one left instead of growing through every
-// class again; a shorter one takes at most smallJump classes more, so it
-// does not sit on a huge array. Else a new array of class c.
+// if that holds the class; else a spare of class c or a few above (see
+// jumpFrom), from the shelf or else kept by an empty bucket (takeKept);
+// else a new array of class c. A bucket past jumpFrom entries may take a
+// spare up to largeJump classes larger, which is how a bucket that refills
+// every rotation jumps to the array the last one left instead of growing
+// through every class again; a shorter one at most smallJump, so that it
+// does not sit on a huge array.
 func (s *store[V]) growTo(bucket int, b *packed.Bucket[V], c int) {
 	if heir := s.takeHeir(bucket, classCaps[c]); heir != nil {
 		s.putSpare(b.Move(heir))
 		return
 	}
-	top := len(classCaps)
+	top := c + largeJump + 1
 	if b.Len() < jumpFrom {
 		top = c + smallJump + 1
 	}

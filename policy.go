@@ -33,10 +33,12 @@ package packwheel
 //	                     beyond the share (store.spareBudget)
 //	shrinkFloor   40     no bucket shrinks to an array smaller than this (store.shrink)
 //	shrinkMemory  32     shrinks that widen the shelf's budget (store.spareBudget)
-//	shrinksBound  4      times the live timers the shrinks widen it by at most: with 2, the
+//	shrinksBound  3      times the live timers the shrinks widen it by at most: with 2, the
 //	                     wheel allocated 18 B per op (TestCancelSteadyState, n=100000)
-//	jumpFrom      1024   a bucket this full may grow into a spare of any larger class (store.growTo)
-//	smallJump     3      a shorter bucket grows at most this many classes beyond the one it needs
+//	jumpFrom      1024   a bucket this full may grow into a spare largeJump classes larger, a shorter
+//	                     one smallJump (store.growTo)
+//	largeJump     6      classes beyond the one needed a long bucket may take (steady-state memory)
+//	smallJump     3      the same for a shorter one, so that it does not sit on a huge array
 //	presizeFrom   64     Wheel.cascade sizes the buckets a move down fills when it moves this many
 //	smallCaps     1024   classOf looks up capacities below it in a table (shelf.go)
 //
@@ -72,12 +74,17 @@ const spareShift = 3
 const spareFloor = 4096
 
 // jumpFrom is the length from which a bucket that grows may take a spare
-// of any larger class (see store.growTo); smallJump is how many classes
-// beyond the one it needs a shorter one may take, about 3.4 times the
-// capacity.
+// up to largeJump classes larger than it needs (about 11 times the
+// capacity; see store.growTo), and smallJump how many a shorter one may
+// (about 3.4 times). With no bound on the jump, the array a fill left
+// behind, too large for any bucket since, went from bucket to bucket
+// instead of ageing off the shelf: a hierarchical wheel under sustained
+// schedule-and-cancel at 1M timers held 116 bytes per timer, 92 with
+// largeJump 6 (bench's ScheduleCancel pattern, 40 ops per timer).
 const (
 	jumpFrom  = 1024
 	smallJump = 3
+	largeJump = 6
 )
 
 // shrinkFloor is the capacity below which no bucket shrinks: moving a small
@@ -109,7 +116,7 @@ const keptScan = 64
 
 // shrinksBound bounds how far the latest shrinks widen the shelf's
 // budget, in live timers, so that it falls with them as a burst drains.
-const shrinksBound = 4
+const shrinksBound = 3
 
 // presizeFrom is the least number of timers in a coarse slot for which
 // Wheel.presize pays for its pass over them.
