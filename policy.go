@@ -23,7 +23,7 @@ package packwheel
 //	                                    fired burst with it (TestMemoryAfterBurstWithSurvivors)
 //
 //	constant      value  meaning
-//	keptFloor     2048   entries of kept arrays allowed beyond 1.5x the live timers (store.keptBudget;
+//	keptFloor     8192   entries of kept arrays allowed beyond 1.5x the live timers (store.keptBudget;
 //	                     TestReclaim, TestDrainEndingInACrowd)
 //	keptScan      64     words of the kept bitmap a growing bucket searches before it allocates
 //	                     (store.takeKept; TestRearmSteadyState, hashed/after=1000, allocates with 16)
@@ -60,8 +60,12 @@ var hashedPolicy = policy{groupBits: 31}
 
 // keptFloor is how many entries' worth of arrays the empty buckets may keep
 // beyond their share of the live timers, so that a small wheel keeps all it
-// needs.
-const keptFloor = 2048
+// needs even when its timers all fire at once: bench's Expire at 10k timers
+// (schedule 10k timers within a second, fire them all) allocated 703 KB per
+// round with 2048, 348 KB with 8192 (475 KB at 94549a5, whose level-0
+// arrays were kept uncounted). 8192 entries of 16 bytes plus an 8-byte
+// value are 192 KB that an idle wheel may keep.
+const keptFloor = 8192
 
 // spareShift sets the shelf's share of the live timers: live>>spareShift
 // entries of spare arrays, an eighth. While buckets only grow, as when a
