@@ -78,13 +78,21 @@ func (s *store[V]) keep(bucket int, b *packed.Bucket[V]) {
 
 // bequeath makes the array the empty bucket b keeps its group's heir (see
 // arrays), unless the heir still kept is larger or the bucket is below
-// policy.heirsFrom. Call it before keep.
+// policy.sharedFrom. Call it before keep.
 func (s *store[V]) bequeath(bucket int, b *packed.Bucket[V]) {
 	a := &s.arrays
 	h := &a.heirs[bucket>>a.policy.groupBits]
-	if c := b.Cap(); bucket >= a.policy.heirsFrom && (c >= h.cap || !a.kept.has(h.bucket)) {
+	if c := b.Cap(); a.shared(bucket, c) && (c >= h.cap || !a.kept.has(h.bucket)) {
 		*h = heir{bucket, c}
 	}
+}
+
+// shared reports whether the array of capacity c that bucket keeps may go
+// to another bucket, as its group's heir or to a growing bucket that
+// searches the kept arrays: any bucket's from policy.sharedFrom on, and a
+// crowd's, of crowdCap entries or more, below it.
+func (a *arrays[V]) shared(bucket, c int) bool {
+	return bucket >= a.policy.sharedFrom || c >= crowdCap
 }
 
 // unkeep marks the empty bucket b, which keeps an array, as no longer
@@ -198,11 +206,12 @@ func (s *store[V]) takeHeir(bucket, least int) []packed.Entry[V] {
 // takeKept returns a kept array of class c or more but below top, taken
 // from the bucket that kept it, or nil: a growing bucket's last resort
 // before a new array. It searches keptScan words of the bitmap at most,
-// resuming where the last search or reclaim stopped. A bucket that starts
-// filling does not search: the bucket it took from would start without an
-// array in turn, and in the work-unit workload level-0 slots took each
-// other's arrays on every tick (a quarter of the instructions at 1,000
-// pairs); one that starts with no array takes a new one once, and keeps it.
+// resuming where the last search or reclaim stopped, and passes over
+// arrays that are not shared. A bucket that starts filling does not
+// search: the bucket it took from would start without an array in turn, and
+// in the work-unit workload level-0 slots took each other's arrays on every
+// tick (a quarter of the instructions at 1,000 pairs); one that starts with
+// no array takes a new one once, and keeps it.
 func (s *store[V]) takeKept(c, top int) []packed.Entry[V] {
 	a := &s.arrays
 	if a.keptCap == 0 {
@@ -214,7 +223,7 @@ func (s *store[V]) takeKept(c, top int) []packed.Entry[V] {
 			bucket := a.keptFrom<<6 | bits.TrailingZeros64(word)
 			word &= word - 1
 			b := &s.buckets[bucket]
-			if k := classOf(b.Cap()); k >= c && k < top {
+			if k := classOf(b.Cap()); k >= c && k < top && a.shared(bucket, b.Cap()) {
 				s.unkeep(bucket, b)
 				return b.Move(nil)
 			}

@@ -10,11 +10,12 @@ package packwheel
 //	                                    drain in turn: the array a bucket leaves as it empties is
 //	                                    its group's heir (TestHeir, TestHashedHandsArrayOn;
 //	                                    TestRearmSteadyState allocates without)
-//	heirsFrom     64: level 1 0         buckets below it keep their arrays to themselves: a
-//	                                    level-0 slot refills within 64 ticks, and with heirs
-//	                                    the slots took each other's arrays on every tick
-//	                                    (callgrind: work units at 1,000 pairs, 10.07 G
-//	                                    instructions without level-0 heirs, 10.66 G with)
+//	sharedFrom    64: level 1 0         buckets below it keep arrays under crowdCap to themselves:
+//	                                    no heir, and no growing bucket takes them (takeKept). A
+//	                                    level-0 slot refills within 64 ticks; when the slots took
+//	                                    each other's arrays the work units executed 10.66 G
+//	                                    instructions at 1,000 pairs instead of 10.07 G, and at
+//	                                    8,000 pairs a level-0 slot grew 5.4 million times
 //	shrinksWiden  yes         no        each shrink widens the shelf's budget by the class it went
 //	                                    to, for the next shrinkMemory shrinks: a hierarchical
 //	                                    wheel's coarse slot drains by cancels while the next fills,
@@ -35,6 +36,9 @@ package packwheel
 //	shrinkMemory  32     shrinks that widen the shelf's budget (store.spareBudget)
 //	shrinksBound  3      times the live timers the shrinks widen it by at most: with 2, the
 //	                     wheel allocated 18 B per op (TestCancelSteadyState, n=100000)
+//	crowdCap      1024   an array this large is shared whatever its bucket (arrays.shared): a crowd
+//	                     that fires from level 0 re-arms into other slots (TestRearmSteadyState,
+//	                     wheel, after=17, allocates without)
 //	jumpFrom      1024   a bucket this full may grow into a spare largeJump classes larger, a shorter
 //	                     one smallJump (store.growTo)
 //	largeJump     6      classes beyond the one needed a long bucket may take (steady-state memory)
@@ -47,13 +51,13 @@ package packwheel
 // (store.shrink).
 type policy struct {
 	groupBits    int
-	heirsFrom    int
+	sharedFrom   int
 	shrinksWiden bool
 }
 
 // wheelPolicy is the hierarchical wheel's policy: each level is a group,
 // and level 0's slots keep their arrays to themselves.
-var wheelPolicy = policy{groupBits: levelBits, heirsFrom: levelSlots, shrinksWiden: true}
+var wheelPolicy = policy{groupBits: levelBits, sharedFrom: levelSlots, shrinksWiden: true}
 
 // hashedPolicy is the hashed wheel's policy: its ring is one group.
 var hashedPolicy = policy{groupBits: 31}
@@ -76,6 +80,10 @@ const spareShift = 3
 // whatever the live timers, so that a small or idle wheel does not give
 // arrays to the garbage collector and take new ones back on every burst.
 const spareFloor = 4096
+
+// crowdCap is the capacity from which an array is shared whatever its
+// bucket (see policy.sharedFrom).
+const crowdCap = 1024
 
 // jumpFrom is the length from which a bucket that grows may take a spare
 // up to largeJump classes larger than it needs (about 11 times the
