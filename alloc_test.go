@@ -115,7 +115,7 @@ func TestRearmSteadyState(t *testing.T) {
 		for _, after := range []uint64{17, 40, 64, 100, 1000, 5000} {
 			t.Run(fmt.Sprintf("%s/after=%d", k.name, after), func(t *testing.T) {
 				w := k.make()
-				// At 10k timers the arrays fit the shelves' budgets even
+				// At 10k timers the arrays fit the shelf's budget even
 				// without heirs; at 100k they do not.
 				conns := make([]conn, 100_000)
 				seed := uint64(1)
@@ -136,15 +136,11 @@ func TestRearmSteadyState(t *testing.T) {
 				// each reaches the largest size class it needs only after
 				// tens of lifetimes (at after=5000, 2 arrays grew in 5000
 				// ticks after 6 lifetimes, 1 after 20, none after 40).
-				// A hierarchical wheel's level-0 slots keep their small
-				// arrays for good (store.ownedCap) rather than lending
-				// them around, so each reaches its largest size on its
-				// own: at after=5000 that took more than 60 lifetimes.
-				warm := 60*after + 9000
-				if k.name == "wheel" {
-					warm *= 3
-				}
-				for range warm {
+				// The hierarchical wheel once needed three times as long,
+				// while its level-0 slots kept their small arrays for
+				// good and each grew to its largest size on its own; now
+				// a slot that fires hands its array on like any other.
+				for range 60*after + 9000 {
 					tick()
 				}
 				// One run of many ticks: AllocsPerRun averages over runs
@@ -164,15 +160,16 @@ func TestRearmSteadyState(t *testing.T) {
 }
 
 // TestHashedHandsArrayOn checks that a hashed bucket emptied by firing
-// keeps its array for the next bucket that starts filling, wherever on the
-// ring that is: otherwise the bucket the timers re-arm into grows a class
-// at a time, and at 100k timers re-armed every 17 to 33 ticks now and then
-// found no spare of the class it needed (12 B per tick in BenchmarkRearm).
+// keeps its array as the heir of the next bucket that starts filling,
+// wherever on the ring that is: otherwise the bucket the timers re-arm into
+// grows a class at a time, and at 100k timers re-armed every 17 to 33 ticks
+// now and then found no spare of the class it needed (12 B per tick in
+// BenchmarkRearm).
 func TestHashedHandsArrayOn(t *testing.T) {
 	w := new(Hashed[*conn])
 	conns := make([]conn, 6000)
 	for i := range conns {
-		// Half wait: the pool keeps arrays in proportion to live timers.
+		// Half wait: the kept arrays' budget follows the live timers.
 		w.Schedule(&conns[i].timer, 10+uint64(i%2)*5000, &conns[i])
 	}
 	crowded := w.s.buckets[10].Cap()
@@ -189,11 +186,12 @@ func TestHashedHandsArrayOn(t *testing.T) {
 // wheel every timer of a 4096-tick window gathers in one coarse slot,
 // which drains by cancels while the next one fills: the first goes down
 // the size classes while the second climbs them, each needing arrays the
-// other left most of a rotation before. Before the pool handed the arrays
-// of shrinking slots on and widened its budget while they shrink, the
-// wheel allocated 27.6 B per operation at 10k timers and 37.4 B at 100k.
-// Now neither wheel allocates arrays; the pool's queues of spare arrays
-// still grow now and then (under 10 KB in the measured run).
+// other left most of a rotation before. Before the shelf widened its
+// budget while buckets shrink, the wheel allocated 27.6 B per operation at
+// 10k timers and 37.4 B at 100k (17.7 B at 100k with the widening bounded
+// by twice the live timers, see shrinksBound). Now neither wheel allocates
+// arrays; the shelf's queues of spare arrays still grow now and then
+// (under 10 KB in the measured run).
 func TestCancelSteadyState(t *testing.T) {
 	if testing.Short() || raceEnabled {
 		t.Skip("tens of millions of operations")

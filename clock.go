@@ -95,9 +95,11 @@ func (c Clock) Range(now time.Time, after time.Duration) (earliest, latest uint6
 
 // Until returns how long after now the tick begins: how long an event loop
 // may sleep before advancing to it. It is zero if the tick has begun, and
-// saturates rather than overflowing for ticks centuries away.
-// It panics on the zero Clock. O(1), no allocation.
-func (c Clock) Until(tick uint64, now time.Time) time.Duration {
+// saturates rather than overflowing for ticks centuries away. Like every
+// Clock method that reads the time, it takes now first
+// (TestClockArgumentOrder). It panics on the zero Clock. O(1), no
+// allocation.
+func (c Clock) Until(now time.Time, tick uint64) time.Duration {
 	if c.resolution <= 0 {
 		panic(misuse(zeroClock + "Until" + zeroClockHint))
 	}

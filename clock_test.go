@@ -2,6 +2,7 @@ package packwheel
 
 import (
 	"math/rand/v2"
+	"reflect"
 	"testing"
 	"time"
 
@@ -27,17 +28,44 @@ func TestClock(t *testing.T) {
 	require.Equal(t, uint64(1), c.Deadline(at(5*time.Millisecond), -time.Second), "a negative delay means now")
 	require.Equal(t, uint64(0), c.Deadline(at(-time.Second), 0))
 
-	require.Equal(t, 15*time.Millisecond, c.Until(2, at(5*time.Millisecond)))
-	require.Equal(t, time.Duration(0), c.Until(2, at(25*time.Millisecond)))
-	require.Equal(t, time.Duration(1<<63-1), c.Until(MaxTick, origin))
+	require.Equal(t, 15*time.Millisecond, c.Until(at(5*time.Millisecond), 2))
+	require.Equal(t, time.Duration(0), c.Until(at(25*time.Millisecond), 2))
+	require.Equal(t, time.Duration(1<<63-1), c.Until(origin, MaxTick))
 
 	// Far timeouts saturate instead of wrapping around to "now".
 	require.Equal(t, MaxTick, c.Deadline(at(time.Second), time.Duration(1<<63-1)))
-	require.Equal(t, time.Duration(1<<63-1), NewClock(origin, time.Nanosecond).Until(MaxTick-10, at(-time.Hour)))
-	require.Equal(t, 2*time.Hour, c.Until(360_000, at(-time.Hour)))
+	require.Equal(t, time.Duration(1<<63-1), NewClock(origin, time.Nanosecond).Until(at(-time.Hour), MaxTick-10))
+	require.Equal(t, 2*time.Hour, c.Until(at(-time.Hour), 360_000))
 
 	requireMisuse(t, "packwheel: NewClock: resolution 0s must be positive",
 		func() { NewClock(origin, 0) })
+}
+
+// TestClockArgumentOrder pins one argument order for the package: every
+// Clock method that takes the current time takes it first, whatever else it
+// takes (a delay, a tick). Until once took the tick first while Deadline and
+// Range took now first.
+func TestClockArgumentOrder(t *testing.T) {
+	timeType := reflect.TypeFor[time.Time]()
+	clock := reflect.TypeFor[Clock]()
+	checked := 0
+	for i := range clock.NumMethod() {
+		m := clock.Method(i)
+		// In a method's type from reflect.Type, In(0) is the receiver.
+		for arg := 2; arg < m.Type.NumIn(); arg++ {
+			if m.Type.In(arg) == timeType {
+				t.Errorf("Clock.%s takes a time.Time as argument %d; now goes first", m.Name, arg)
+			}
+		}
+		if m.Type.NumIn() > 2 && m.Type.In(1) == timeType {
+			checked++
+		}
+	}
+	require.Equal(t, 3, checked, "Deadline, Range and Until take now and something else")
+
+	c := NewClock(time.Unix(0, 0), time.Millisecond)
+	now := time.Unix(0, 0).Add(5 * time.Millisecond)
+	require.Equal(t, 5*time.Millisecond, c.Until(now, c.Deadline(now, 5*time.Millisecond)))
 }
 
 // TestClockRange checks Range against Deadline and the tick boundaries:
@@ -84,7 +112,7 @@ func TestClockFarFuture(t *testing.T) {
 	earliest, latest := c.Range(now, timeout)
 	require.Equal(t, c.Deadline(now, timeout), earliest)
 	require.Equal(t, earliest+1, latest, "at 1 ns every tick boundary is a due time")
-	require.Equal(t, timeout, c.Until(earliest, now))
+	require.Equal(t, timeout, c.Until(now, earliest))
 }
 
 // TestClockExtremes checks, for the first and last representable times as
@@ -140,8 +168,8 @@ func checkClock(t *testing.T, c Clock, now time.Time, after time.Duration) {
 	if d := c.Deadline(now, after); d != earliest || d < tick {
 		t.Fatalf("%s: deadline %d, tick %d, earliest %d", where(), d, tick, earliest)
 	}
-	if elapsed >= 0 && c.Until(tick, now) != 0 {
-		t.Fatalf("%s: tick %d begins in %v", where(), tick, c.Until(tick, now))
+	if elapsed >= 0 && c.Until(now, tick) != 0 {
+		t.Fatalf("%s: tick %d begins in %v", where(), tick, c.Until(now, tick))
 	}
 	after = max(after, 0)
 	if elapsed > maxDuration-after-1 {
@@ -151,7 +179,7 @@ func checkClock(t *testing.T, c Clock, now time.Time, after time.Duration) {
 		}
 		return
 	}
-	toEarliest, toLatest := c.Until(earliest, now), c.Until(latest, now)
+	toEarliest, toLatest := c.Until(now, earliest), c.Until(now, latest)
 	// Until saturates too: a tick that begins too late for a Duration
 	// reads as the longest one, which may equal after.
 	if toEarliest < after || toLatest < after || latest > 0 && toLatest == after && after != maxDuration {
@@ -178,7 +206,7 @@ func TestZeroClock(t *testing.T) {
 	requireMisuse(t, "packwheel: Clock.Range: zero Clock; make one with NewClock",
 		func() { c.Range(now, time.Second) })
 	requireMisuse(t, "packwheel: Clock.Until: zero Clock; make one with NewClock",
-		func() { c.Until(1, now) })
+		func() { c.Until(now, 1) })
 }
 
 // TestClockAllocs holds Clock to its documented promise that its methods
@@ -192,7 +220,7 @@ func TestClockAllocs(t *testing.T) {
 	allocs := testing.AllocsPerRun(1000, func() {
 		tick := c.Tick(now)
 		ticks += tick + c.Deadline(now, 30*time.Second)
-		wait += c.Until(tick+100, now) + c.Resolution()
+		wait += c.Until(now, tick+100) + c.Resolution()
 		earliest, latest := c.Range(now, 30*time.Second)
 		ticks += earliest + latest
 	})
@@ -220,7 +248,7 @@ func TestClockDrivesWheel(t *testing.T) {
 		fired := 0
 		for w.Len() > 0 {
 			// Sleep as the wheel says, but never more than 50 ms.
-			wait := min(c.Until(w.NextExpiry(c.Tick(now.Add(50*time.Millisecond))), now), 50*time.Millisecond)
+			wait := min(c.Until(now, w.NextExpiry(c.Tick(now.Add(50*time.Millisecond)))), 50*time.Millisecond)
 			now = now.Add(max(wait, time.Millisecond))
 			w.Advance(c.Tick(now), func(cn *conn) {
 				fired++
@@ -262,7 +290,7 @@ func BenchmarkClock(b *testing.B) {
 	b.Run("method=Until", func(b *testing.B) {
 		b.ReportAllocs()
 		for b.Loop() {
-			sink += uint64(c.Until(3_600_100, now))
+			sink += uint64(c.Until(now, 3_600_100))
 		}
 	})
 	if sink == 0 {

@@ -8,17 +8,17 @@
 // linked list. Each entry points back at a [Holder] that the caller embeds in
 // its own struct (a connection, a session), and the wheel keeps the holder
 // told where the entry is. Cancelling swap-removes the entry in O(1), moving
-// the last entry of the bucket into the hole and updating its holder. Arrays
-// are recycled among a wheel's buckets through a pool that keeps what
-// comes back (the array of a crowded bucket that fired or moved down, or
-// in the hierarchical wheel shrank as its timers were cancelled, goes to
-// the next bucket of its ring or level to fill), so once the buckets have
-// grown to the largest sizes they see, operations do not allocate,
-// and when a burst of timers drains the memory goes back to the garbage
-// collector. Growing can take a while: the buckets of a hashed wheel whose
-// timers wait more than a revolution stay partly full, and their sizes
-// wander up to their largest over tens of lifetimes; README.md gives the
-// measurements.
+// the last entry of the bucket into the hole and updating its holder. A
+// bucket that empties keeps its array for its next fill, and the latest of
+// a ring or level to empty hands it to the next bucket there that needs
+// one, so a crowd that fires and re-arms, or a request timeout scheduled
+// and cancelled, reuses the same memory; arrays left by buckets that grew
+// or shrank wait on a shelf by size class. Once the buckets have grown to
+// the largest sizes they see, operations do not allocate, and when a burst
+// of timers drains the memory goes back to the garbage collector. Growing
+// can take a while: the buckets of a hashed wheel whose timers wait more
+// than a revolution stay partly full, and their sizes wander up to their
+// largest over tens of lifetimes; README.md gives the measurements.
 //
 // Time is a plain tick count that the caller drives with Advance; a wheel
 // never reads a clock, which makes it deterministic under test. [Clock] maps
@@ -74,11 +74,12 @@
 // not safe for concurrent use. The idleconn package runs one wheel per gnet
 // event loop and reaches each wheel only from its own loop.
 //
-// Misuse: an operation given a holder that is not in the wheel (a copy, a
-// holder of another wheel, one whose position was overwritten) panics before
-// it changes anything, with a value whose message starts "packwheel: " (a
-// string for bad arguments, an error for a foreign holder); go vet reports
-// copies of a Holder and of a wheel. Cancelling an inactive holder is a
+// Misuse: a bad argument, an operation given a holder that is not in the
+// wheel (a copy, a holder of another wheel, one whose position was
+// overwritten), a zero Clock or an Advance from an expiry callback panics
+// before it changes anything, with an error that matches [ErrMisuse] and
+// whose message starts "packwheel: "; go vet reports copies of a Holder and
+// of a wheel. Cancelling an inactive holder is a
 // no-op that returns false. An active holder zeroed or moved in memory is
 // beyond any check: see [Holder].
 //

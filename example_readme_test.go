@@ -100,7 +100,7 @@ func Example_embeddingAWheel() {
 		if served && len(sessions) == 0 {
 			break // the example's end: its one session has expired
 		}
-		conn.SetReadDeadline(now.Add(clock.Until(wheel.NextExpiry(clock.Deadline(now, time.Second)), now)))
+		conn.SetReadDeadline(now.Add(clock.Until(now, wheel.NextExpiry(clock.Deadline(now, time.Second)))))
 		if _, peer, err := conn.ReadFromUDPAddrPort(buf); err == nil {
 			s := sessionFor(peer)                                // a map[netip.AddrPort]*udpSession
 			earliest, latest := clock.Range(time.Now(), timeout) // never early, at most a tick late

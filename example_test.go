@@ -103,7 +103,7 @@ func ExampleClock() {
 	w.Schedule(&s.timer, clock.Deadline(now, 30*time.Second), s)
 
 	next := w.NextExpiry(clock.Tick(now.Add(time.Minute)))
-	fmt.Println("deadline tick", s.timer.Deadline(), "next work in", clock.Until(next, now))
+	fmt.Println("deadline tick", s.timer.Deadline(), "next work in", clock.Until(now, next))
 	// Output:
 	// deadline tick 3001 next work in 29.437s
 }

@@ -3,7 +3,6 @@ package packwheel
 import (
 	"fmt"
 	"math"
-	"math/bits"
 )
 
 // DefaultHashedSlots is the number of slots of a zero Hashed or of one made
@@ -37,7 +36,7 @@ type HashedOptions struct {
 // one revolution it knows the earliest deadline and jumps straight to it.
 // NextExpiry costs O(timers in the buckets before the answer); it may answer
 // early, with the old tick of a timer pushed back in place.
-// Buckets are packed arrays recycled through a pool: once warm, nothing
+// Buckets are packed arrays that the wheel reuses: once warm, nothing
 // allocates.
 //
 // The zero value is an empty wheel at tick 0 with DefaultHashedSlots
@@ -48,7 +47,8 @@ type HashedOptions struct {
 // Its invariants, checked after every step of the model tests, are in
 // Hashed.check (invariants_test.go).
 type Hashed[V any] struct {
-	base[V]
+	_     noCopy
+	s     store[V]
 	slots int
 	mask  uint64
 	// A sweep starts at tick sweepFrom; sweepMin is a lower bound on the
@@ -66,8 +66,8 @@ type Hashed[V any] struct {
 // NewHashed returns an empty hashed wheel at tick 0. Unlike a zero Hashed,
 // it allocates its buckets up front, so that first use does not pay for
 // them: O(Slots), about 24 bytes a slot on 64-bit platforms (97 KB for
-// DefaultHashedSlots). It panics with a message naming the option if opts
-// is invalid.
+// DefaultHashedSlots). It panics with an error matching ErrMisuse, whose
+// message names the option, if opts is invalid.
 func NewHashed[V any](opts HashedOptions) *Hashed[V] {
 	n := opts.Slots
 	if n == 0 {
@@ -90,8 +90,7 @@ func (w *Hashed[V]) ready() {
 	}
 	w.mask = uint64(w.slots - 1)
 	w.sweepFrom, w.sweepMin = w.s.now+1, math.MaxUint64
-	w.s.init(w.slots, hashedPolicy(w.slots))
-	w.hashed = w
+	w.s.init(w.slots, hashedPolicy)
 }
 
 // Slots returns the number of buckets. O(1).
@@ -116,20 +115,31 @@ func (w *Hashed[V]) Slots() int {
 // active in another wheel, was copied, or was overwritten.
 func (w *Hashed[V]) Schedule(h *Holder, deadline uint64, v V) {
 	checkTick("Schedule", "deadline", deadline)
-	if w.s.pushBack(h, deadline, v) {
-		return
+	switch {
+	case w.s.pushBack(h, deadline, v):
+	case h.link.Bucket == 0 && deadline > w.s.now && w.s.buckets != nil:
+		// The timer of a holder that is not scheduled, fired or cancelled
+		// say, goes straight in.
+		w.sweepMin = min(w.sweepMin, deadline)
+		w.s.insert(&h.link, w.bucketFor(deadline), deadline, v)
+	default:
+		w.set(h, deadline, v, "Schedule")
 	}
-	w.set(h, deadline, v, "Schedule")
 }
 
 // ScheduleAfter is Schedule(h, w.Now()+delay, v). It panics if that is
 // beyond MaxTick. O(1); it allocates only while buckets grow.
 func (w *Hashed[V]) ScheduleAfter(h *Holder, delay uint64, v V) {
 	d := afterNow("ScheduleAfter", w.s.now, delay)
-	if w.s.pushBack(h, d, v) {
-		return
+	switch {
+	case w.s.pushBack(h, d, v):
+	case h.link.Bucket == 0 && delay > 0 && w.s.buckets != nil:
+		// As in Schedule.
+		w.sweepMin = min(w.sweepMin, d)
+		w.s.insert(&h.link, w.bucketFor(d), d, v)
+	default:
+		w.set(h, d, v, "ScheduleAfter")
 	}
-	w.set(h, d, v, "ScheduleAfter")
 }
 
 // ScheduleRange sets the timer of h to fire at a tick in [earliest, latest]
@@ -153,19 +163,90 @@ func (w *Hashed[V]) set(h *Holder, d uint64, v V, op string) {
 	if d <= w.s.now {
 		d = w.s.next(op)
 	}
-	if h.link.Slot == 0 {
+	if h.link.Bucket == 0 {
 		w.ready()
 		w.sweepMin = min(w.sweepMin, d)
-		w.s.insert(&h.link, int(d&w.mask), d, v)
+		w.s.insert(&h.link, w.bucketFor(d), d, v)
 		return
 	}
-	b, i := w.s.locate(h, op)
+	from, b, i := w.s.locate(h, op)
 	if d >= b.At(i).Deadline {
 		w.s.postpone(h, b, i, d, v)
 		return
 	}
 	w.sweepMin = min(w.sweepMin, d)
-	w.s.place(h, b, i, int(d&w.mask), d, v)
+	w.s.move(h, from, b, i, w.bucketFor(d), d, v)
+}
+
+// Cancel stops the timer of h and reports whether it was active. Cancelling
+// an inactive holder does nothing and returns false. O(1) amortized: a
+// bucket left a quarter full moves to a smaller array.
+//
+// It panics, before changing anything, if h is active but not in this wheel,
+// was copied, or was overwritten.
+func (w *Hashed[V]) Cancel(h *Holder) bool { return w.s.cancel(h) }
+
+// Len returns the number of active timers. O(1).
+func (w *Hashed[V]) Len() int { return w.s.live }
+
+// Now returns the last tick whose processing has begun. O(1).
+func (w *Hashed[V]) Now() uint64 { return w.s.now }
+
+// Advance processes every tick up to and including to, in order, calling
+// expire with the value of each timer as it fires (a nil expire discards
+// them); during the call Now equals the timer's deadline. An Advance to a
+// tick before Now does nothing. It costs O(1) per occupied bucket it
+// reaches plus O(1) per timer in it, due or not; empty buckets cost a
+// bitmap test per 64, and once it has swept a revolution it jumps to the
+// earliest deadline. Once the wheel is warm (see the package
+// documentation) it allocates nothing.
+//
+// It panics if to is beyond MaxTick or if called from an expiry callback.
+func (w *Hashed[V]) Advance(to uint64, expire func(V)) {
+	out := sink[V]{fn: expire}
+	w.advance("Advance", to, math.MaxInt, &out)
+}
+
+// AdvanceLimit is Advance that fires, or moves to another bucket, at most n
+// timers, so that a clump of timers cannot starve the caller's loop. It
+// reports whether it caught up with to; if not, Now stays at the tick it
+// stopped in and the next call resumes there, losing and reordering
+// nothing. A call to a tick before Now returns true at once, even if timers
+// of the tick it stopped in are still pending: only a call to Now or later
+// resumes them (TestAdvanceBackwards). n bounds the timers fired or moved,
+// not those compared and left for a later revolution. It allocates as
+// Advance does, and panics if n <= 0 or as Advance does.
+func (w *Hashed[V]) AdvanceLimit(to uint64, n int, expire func(V)) bool {
+	checkMax("AdvanceLimit", n)
+	out := sink[V]{fn: expire}
+	return w.advance("AdvanceLimit", to, n, &out)
+}
+
+// AppendExpired is AdvanceLimit that appends the value of each expired
+// timer to dst and returns the extended slice. Once the wheel is warm it
+// allocates only if dst runs out of capacity.
+func (w *Hashed[V]) AppendExpired(dst []V, to uint64, n int) ([]V, bool) {
+	checkMax("AppendExpired", n)
+	out := sink[V]{dst: dst, collect: true}
+	done := w.advance("AppendExpired", to, n, &out)
+	return out.dst, done
+}
+
+// advance is what the three ways to advance share: the checks, the guard
+// against re-entry from a callback, and a wheel with no buckets, which has
+// nothing to fire.
+func (w *Hashed[V]) advance(op string, to uint64, limit int, out *sink[V]) bool {
+	checkTick(op, "to", to)
+	w.s.running.enter(op)
+	defer w.s.running.leave()
+	switch {
+	case to < w.s.now:
+		return true
+	case w.s.buckets == nil:
+		w.s.now = to // no buckets, nothing to fire
+		return true
+	}
+	return w.walk(to, limit, out)
 }
 
 // NextExpiry returns the earliest tick at which Advance has work to do, or
@@ -220,23 +301,12 @@ func (w *Hashed[V]) nextOccupied(from, to uint64) (uint64, bool) {
 		return 0, false
 	}
 	span := min(to-from, uint64(w.slots-1)) + 1
-	wordBits := uint64(min(w.slots, 64))
-	pos := from & w.mask
-	for d := uint64(0); d < span; {
-		word := w.s.occupied[pos>>6] >> (pos & 63)
-		if word != 0 {
-			d += uint64(bits.TrailingZeros64(word))
-			if d < span {
-				return from + d, true
-			}
-			return 0, false
-		}
-		step := wordBits - pos&63
-		d += step
-		pos = (pos + step) & w.mask
-	}
-	return 0, false
+	d, ok := w.s.occupied.nextCyclic(w.bucketFor(from), int(span), w.slots)
+	return from + uint64(d), ok
 }
+
+// bucketFor returns the bucket of tick t: t%Slots.
+func (w *Hashed[V]) bucketFor(t uint64) int { return int(t & w.mask) }
 
 // walk is the hashed walk: it costs O(1) per occupied bucket reached plus
 // O(1) per timer in it, due or not; empty buckets cost a bitmap test per
@@ -287,8 +357,8 @@ func (w *Hashed[V]) walk(to uint64, limit int, out *sink[V]) bool {
 // unvisited part. It notes the deadlines it passes in sweepMin and returns
 // false if it stopped with work at limit.
 func (w *Hashed[V]) visit(t uint64, work *int, limit int, out *sink[V]) bool {
-	slot := int(t & w.mask)
-	b := &w.s.buckets[slot]
+	bucket := w.bucketFor(t)
+	b := &w.s.buckets[bucket]
 	for i := b.Len() - 1; i >= 0; i = min(i-1, b.Len()-1) {
 		e := b.At(i)
 		if e.Deadline != t {
@@ -301,20 +371,20 @@ func (w *Hashed[V]) visit(t uint64, work *int, limit int, out *sink[V]) bool {
 		*work++
 		if d := e.Link.Deadline; d > t { // postponed: place it by its deadline
 			w.sweepMin = min(w.sweepMin, d)
-			if int(d&w.mask) == slot {
+			if w.bucketFor(d) == bucket {
 				e.Deadline = d
 			} else {
-				moved := w.s.drain(slot, i)
-				w.s.insert(moved.Link, int(d&w.mask), d, moved.Value)
+				moved := w.s.drain(bucket, i)
+				w.s.insert(moved.Link, w.bucketFor(d), d, moved.Value)
 			}
 			continue
 		}
-		e1 := w.s.drain(slot, i)
+		e1 := w.s.drain(bucket, i)
 		unlink(e1.Link)
 		out.deliver(e1.Value)
 	}
 	// What fired or moved out may leave the bucket mostly empty for a
 	// revolution; give the memory back now rather than at the next cancel.
-	b.Shrink(&w.s.pool)
+	w.s.thin(b)
 	return true
 }

@@ -5,10 +5,12 @@ package packwheel
 //	model_test.go       seeded random and fuzz runs of both wheels against a reference model
 //	invariants_test.go  the invariant checkers run after every step (Wheel.check, Hashed.check)
 //	wheel_test.go       the hierarchical wheel's own behaviour: ScheduleRange's pick
+//	level_test.go       levelFor and slotOf at every level's boundaries
 //	hashed_test.go      the hashed wheel's own behaviour: timers moved in place
 //	bounded_test.go     AdvanceLimit and AppendExpired stopping and resuming
 //	misuse_test.go      every refused call: its ErrMisuse message, and nothing changed
 //	alloc_test.go       zero allocations, operation by operation and in steady state
+//	arrays_test.go      how buckets keep, hand on and shelve arrays; size classes
 //	memory_test.go      memory per timer, and memory given back after a burst
 //	inline_test.go      the inlining the hot paths depend on
 //	clock_test.go       Clock at the extremes of time

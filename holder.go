@@ -1,10 +1,6 @@
 package packwheel
 
-import (
-	"fmt"
-
-	"github.com/packwheel/packwheel/packed"
-)
+import "github.com/packwheel/packwheel/packed"
 
 // Holder is the caller's handle on one timer. Embed it by value in the
 // struct the timer belongs to (a connection, a session); the wheel keeps a
@@ -31,14 +27,14 @@ type Holder struct {
 
 // Active reports whether the timer is scheduled and has not yet fired or
 // been cancelled. O(1).
-func (h *Holder) Active() bool { return h.link.Slot != 0 }
+func (h *Holder) Active() bool { return h.link.Bucket != 0 }
 
 // Deadline returns the tick the timer fires at, or 0 if it is not active.
 // It is the tick the wheel settled on: for a deadline already past when it
 // was scheduled, the next tick the wheel processes; for a range, the tick the
 // wheel chose inside it. O(1).
 func (h *Holder) Deadline() uint64 {
-	if h.link.Slot == 0 {
+	if h.link.Bucket == 0 {
 		return 0
 	}
 	return h.link.Deadline
@@ -53,7 +49,7 @@ func (h *Holder) Deadline() uint64 {
 // range needs no other check.
 func (h *Holder) dueWithin(earliest, latest uint64) bool {
 	d := h.link.Deadline
-	return h.link.Slot != 0 && d >= earliest && d <= latest && int64(latest) >= 0
+	return h.link.Bucket != 0 && d >= earliest && d <= latest && int64(latest) >= 0
 }
 
 // noCopy makes go vet's copylocks check report copies of a Holder.
@@ -62,27 +58,18 @@ type noCopy struct{}
 func (*noCopy) Lock()   {}
 func (*noCopy) Unlock() {}
 
-// foreignHolder is the panic value of an operation given a holder that is
-// not in the wheel, an error that matches ErrMisuse. It is a plain value,
-// formatted only if printed, so that store.locate stays small enough to
-// inline into every operation.
-type foreignHolder struct {
-	op          string
-	slot, index uint32 // as the holder has them: slot is the bucket plus one
-}
+// A Link's Bucket holds the bucket number plus one, so that the zero Holder
+// is inactive. linkedBucket and linkTo are the only code that takes away or
+// adds the one; a zero Bucket, tested as such, means inactive.
 
-// Is reports that a foreign holder is a misuse (see ErrMisuse).
-func (foreignHolder) Is(target error) bool { return target == ErrMisuse }
+// linkedBucket returns the bucket of the entry that l is linked to. For an
+// unlinked l it returns 2^32-1, which is -1 where int is 32 bits: no
+// bucket, as callers compare it as a uint. So is a corrupted Bucket of 2^31
+// or more there; as a uint32, the result is Bucket-1 on every platform.
+func linkedBucket(l *packed.Link) int { return int(l.Bucket - 1) }
 
-func (f foreignHolder) Error() string {
-	return fmt.Sprintf("packwheel: %s: holder is not scheduled in this wheel "+
-		"(slot %d, index %d): it was copied, belongs to another wheel, or was overwritten",
-		f.op, int64(f.slot)-1, f.index)
-}
+// linkTo records in l that its entry is in bucket.
+func linkTo(l *packed.Link, bucket int) { l.Bucket = uint32(bucket + 1) }
 
 // unlink marks a holder inactive after its entry has left the wheel.
-func unlink(l *packed.Link) {
-	l.Slot = 0
-	l.Index = 0
-	l.Deadline = 0
-}
+func unlink(l *packed.Link) { *l = packed.Link{} }

@@ -24,20 +24,27 @@ func TestInlining(t *testing.T) {
 		t.Fatalf("go build -gcflags=-m: %v\n%s", err, out)
 	}
 	for _, f := range []string{
-		`\(\*store\[[^]]+\]\)\.locate`,   // every operation on an active holder
-		`\(\*store\[[^]]+\]\)\.pushBack`, // Schedule's postpone in place
-		`\(\*store\[[^]]+\]\)\.unkeep`,   // insert into an empty bucket
-		`\(\*Wheel\[[^]]+\]\)\.slotFor`,  // Schedule, cascade
+		`\(\*store\[go\.shape\.[^]]+\]\)\.locate`,    // every operation on an active holder
+		`\(\*store\[go\.shape\.[^]]+\]\)\.pushBack`,  // Schedule's postpone in place
+		`\(\*store\[go\.shape\.[^]]+\]\)\.unkeep`,    // insert into an empty bucket that kept its array
+		`\(\*Wheel\[go\.shape\.[^]]+\]\)\.bucketFor`, // Schedule, cascade
+		`\(\*Hashed\[go\.shape\.[^]]+\]\)\.bucketFor`,
 		`levelFor`,
+		`linkedBucket`,
 		`\(\*Holder\)\.dueWithin`, // ScheduleRange's no-op
 		`checkTick`,
 		`afterNow`,
 		`\(\*reentry\)\.enter`,
+		`\(\*Wheel\[go\.shape\.[^]]+\]\)\.unhint`,
+		`bitset\.set`,
+		`bitset\.clear`,
 		// packed's generic methods are compiled, and reported, where
 		// this package instantiates them.
-		`packed\.\(\*Bucket\[[^]]+\]\)\.Pop`, // Wheel.fire, once per timer
-		`packed\.\(\*Bucket\[[^]]+\]\)\.Len`,
-		`packed\.\(\*Bucket\[[^]]+\]\)\.Entries`,
+		`packed\.\(\*Bucket\[go\.shape\.[^]]+\]\)\.Remove`, // store.cancel, with no call
+		`packed\.\(\*Bucket\[go\.shape\.[^]]+\]\)\.Push`,   // store.insert
+		`packed\.\(\*Bucket\[go\.shape\.[^]]+\]\)\.Pop`,    // Wheel.fire, once per timer
+		`packed\.\(\*Bucket\[go\.shape\.[^]]+\]\)\.Len`,
+		`packed\.\(\*Bucket\[go\.shape\.[^]]+\]\)\.Entries`,
 	} {
 		if !regexp.MustCompile(`(?m): can inline ` + f + `( |$)`).Match(out) {
 			t.Errorf("%s no longer inlines", f)

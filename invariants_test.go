@@ -15,23 +15,22 @@ type checker interface {
 	nextWork() uint64
 }
 
-// checkStore verifies what both wheels share: each entry's holder points back
-// at it, each bucket's bit says whether it is occupied, Len counts the
-// entries, the arrays kept by empty buckets are counted, and placed accepts
-// each entry's position.
-func checkStore[V any](s *store[V], placed func(slot int, e *packed.Entry[V]) error) error {
+// checkStore verifies what both wheels share, the invariants stated at
+// store and arrays: each entry's holder points back at it, each bucket's
+// occupancy bit says whether it holds entries, Len counts the entries, the
+// empty buckets that keep an array are marked and counted, and placed
+// accepts each entry's position.
+func checkStore[V any](s *store[V], placed func(bucket int, e *packed.Entry[V]) error) error {
 	n, kept := 0, 0
 	seen := make(map[*packed.Link]bool)
-	for slot := range s.buckets {
-		b := &s.buckets[slot]
-		bit := s.occupied[slot>>6]>>(slot&63)&1 == 1
-		if bit != (b.Len() > 0) {
-			return fmt.Errorf("bucket %d: occupancy bit %v, length %d", slot, bit, b.Len())
+	for bucket := range s.buckets {
+		b := &s.buckets[bucket]
+		if bit := s.occupied.has(bucket); bit != (b.Len() > 0) {
+			return fmt.Errorf("bucket %d: occupancy bit %v, length %d", bucket, bit, b.Len())
 		}
-		if s.kept[slot>>6]>>(slot&63)&1 == 1 {
-			if b.Len() > 0 || b.Cap() == 0 {
-				return fmt.Errorf("bucket %d: marked as keeping an array, length %d capacity %d", slot, b.Len(), b.Cap())
-			}
+		if bit, keeps := s.arrays.kept.has(bucket), b.Len() == 0 && b.Cap() > 0; bit != keeps {
+			return fmt.Errorf("bucket %d: kept bit %v, length %d capacity %d", bucket, bit, b.Len(), b.Cap())
+		} else if keeps {
 			kept += b.Cap()
 		}
 		for i := range b.Len() {
@@ -39,28 +38,28 @@ func checkStore[V any](s *store[V], placed func(slot int, e *packed.Entry[V]) er
 			l := e.Link
 			switch {
 			case l == nil:
-				return fmt.Errorf("bucket %d index %d: nil holder", slot, i)
+				return fmt.Errorf("bucket %d index %d: nil holder", bucket, i)
 			case seen[l]:
-				return fmt.Errorf("bucket %d index %d: holder linked twice", slot, i)
-			case int(l.Slot) != slot+1 || int(l.Index) != i:
-				return fmt.Errorf("bucket %d index %d: holder says slot %d index %d", slot, i, int(l.Slot)-1, l.Index)
+				return fmt.Errorf("bucket %d index %d: holder linked twice", bucket, i)
+			case linkedBucket(l) != bucket || int(l.Index) != i:
+				return fmt.Errorf("bucket %d index %d: holder says bucket %d index %d", bucket, i, linkedBucket(l), l.Index)
 			case l.Deadline < e.Deadline:
-				return fmt.Errorf("bucket %d index %d: holder deadline %d before entry's %d", slot, i, l.Deadline, e.Deadline)
+				return fmt.Errorf("bucket %d index %d: holder deadline %d before entry's %d", bucket, i, l.Deadline, e.Deadline)
 			case e.Deadline < s.now:
-				return fmt.Errorf("bucket %d index %d: deadline %d before now %d", slot, i, e.Deadline, s.now)
+				return fmt.Errorf("bucket %d index %d: deadline %d before now %d", bucket, i, e.Deadline, s.now)
 			}
 			seen[l] = true
-			if err := placed(slot, e); err != nil {
-				return fmt.Errorf("bucket %d index %d deadline %d now %d: %w", slot, i, e.Deadline, s.now, err)
+			if err := placed(bucket, e); err != nil {
+				return fmt.Errorf("bucket %d index %d deadline %d now %d: %w", bucket, i, e.Deadline, s.now, err)
 			}
 			n++
 		}
 	}
-	if n != s.pool.Live() {
-		return fmt.Errorf("Len %d, entries %d", s.pool.Live(), n)
+	if n != s.live {
+		return fmt.Errorf("Len %d, entries %d", s.live, n)
 	}
-	if kept != s.keptCap {
-		return fmt.Errorf("buckets keep arrays of %d entries, counted %d", kept, s.keptCap)
+	if kept != s.arrays.keptCap {
+		return fmt.Errorf("buckets keep arrays of %d entries, counted %d", kept, s.arrays.keptCap)
 	}
 	if s.running {
 		return fmt.Errorf("still marked as advancing")
@@ -82,18 +81,29 @@ func (w *Wheel[V]) check() error {
 	if c := w.cascading - 1; c >= 0 {
 		// A slot half moved down is a coarse one that came due at now.
 		l := levelOf(c)
-		if l == 0 || now&(1<<levelShift(l)-1) != 0 || bucketOf(l, indexOf(now, l)) != c {
+		if l == 0 || now&(1<<levelShift(l)-1) != 0 || bucketAt(l, slotOf(now, l)) != c {
 			return fmt.Errorf("bucket %d marked half moved at now %d", c, now)
 		}
 	}
-	return checkStore(&w.s, func(slot int, e *packed.Entry[V]) error {
-		l := levelOf(slot)
-		s := slot - bucketOf(l, 0)
+	if w.hinted {
+		// A hint may be early (its bucket emptied since) but never late,
+		// nor name another bucket of its tick, which would go first.
+		bucket, start, ok := w.next()
+		switch {
+		case ok && start < w.hint.start:
+			return fmt.Errorf("hint: next work at %d, hinted %d", start, w.hint.start)
+		case ok && start == w.hint.start && bucket != w.hint.bucket && w.s.buckets[w.hint.bucket].Len() > 0:
+			return fmt.Errorf("hint: next work in bucket %d, hinted %d, at %d", bucket, w.hint.bucket, start)
+		}
+	}
+	return checkStore(&w.s, func(bucket int, e *packed.Entry[V]) error {
+		l := levelOf(bucket)
+		s := bucket - bucketAt(l, 0)
 		d := e.Deadline
-		pos := indexOf(now, l)
+		pos := slotOf(now, l)
 		ahead := blockOf(d, l) - blockOf(now, l) // blocks after now's
 		switch {
-		case indexOf(d, l) != s:
+		case slotOf(d, l) != s:
 			return fmt.Errorf("level %d slot %d holds the wrong digit", l, s)
 		case l == 0 && d-now >= levelSlots:
 			return fmt.Errorf("level 0 holds a deadline 64 ticks or more away")
@@ -102,7 +112,7 @@ func (w *Wheel[V]) check() error {
 		case l == 0 && e.Link.Deadline != d:
 			return fmt.Errorf("level 0 timer postponed in place to %d", e.Link.Deadline)
 		case l == 0:
-		case slot == w.cascading-1:
+		case bucket == w.cascading-1:
 			// A coarse slot half moved down: its timers are due from now on.
 			if d < now || ahead != 0 {
 				return fmt.Errorf("level %d slot %d, half moved, holds a deadline outside it", l, s)
@@ -122,9 +132,9 @@ func (w *Wheel[V]) check() error {
 // its block at a coarse level, but never before now.
 func (w *Wheel[V]) nextWork() uint64 {
 	least := uint64(math.MaxUint64)
-	for slot := range w.s.buckets {
-		l := levelOf(slot)
-		for _, e := range w.s.buckets[slot].Entries() {
+	for bucket := range w.s.buckets {
+		l := levelOf(bucket)
+		for _, e := range w.s.buckets[bucket].Entries() {
 			least = min(least, max(w.s.now, blockOf(e.Deadline, l)<<levelShift(l)))
 		}
 	}
@@ -145,9 +155,9 @@ func (w *Hashed[V]) check() error {
 		seen--
 	}
 	swept := w.sweepFrom <= w.s.now+1 && seen >= uint64(w.slots) && seen <= w.s.now+1
-	return checkStore(&w.s, func(slot int, e *packed.Entry[V]) error {
+	return checkStore(&w.s, func(bucket int, e *packed.Entry[V]) error {
 		switch {
-		case int(e.Deadline&w.mask) != slot:
+		case w.bucketFor(e.Deadline) != bucket:
 			return fmt.Errorf("deadline in the wrong bucket")
 		case e.Deadline == w.s.now && !w.pending:
 			return fmt.Errorf("timer of the current tick left without a pending advance")
@@ -163,8 +173,8 @@ func (w *Hashed[V]) check() error {
 // timer was postponed in place.
 func (w *Hashed[V]) nextWork() uint64 {
 	least := uint64(math.MaxUint64)
-	for slot := range w.s.buckets {
-		for _, e := range w.s.buckets[slot].Entries() {
+	for bucket := range w.s.buckets {
+		for _, e := range w.s.buckets[bucket].Entries() {
 			least = min(least, e.Deadline)
 		}
 	}

@@ -18,26 +18,30 @@ import "math/bits"
 //	5      2^30         2^36            2.2 years
 //	6..10  2^36..2^60   2^42..2^64      beyond any deadline a uint64 tick holds
 //
-// Buckets are numbered level by level: bucket level<<levelBits | index.
+// Words: a level's slot is its index within the level, 0 to 63; a bucket
+// is a wheel's flat number for a slot of a level, level<<levelBits | slot
+// (bucketAt), the number store and packed.Link use.
 const (
 	levelBits  = 6
 	levelSlots = 1 << levelBits
 	levelCount = (64 + levelBits - 1) / levelBits
 )
 
-// levelShift returns log2 of the width of level l's slots, in ticks.
-func levelShift(l int) uint { return uint(l * levelBits) }
+// levelShift returns log2 of the width of level l's slots, in ticks. The
+// mask tells the compiler the shift is below 64, which spares every shift
+// by it a test for a larger one.
+func levelShift(l int) uint { return uint(l*levelBits) & 63 }
 
 // blockOf returns the number of the level-l block, 64^l ticks wide, that
 // holds tick t. Level l's ring is the 63 blocks after blockOf(Now, l).
 func blockOf(t uint64, l int) uint64 { return t >> levelShift(l) }
 
-// indexOf returns the slot of level l that tick t maps to: its l-th base-64
+// slotOf returns the slot of level l that tick t maps to: its l-th base-64
 // digit.
-func indexOf(t uint64, l int) int { return int(t >> levelShift(l) & (levelSlots - 1)) }
+func slotOf(t uint64, l int) int { return int(t >> levelShift(l) & (levelSlots - 1)) }
 
-// bucketOf returns the bucket number of slot index of level l.
-func bucketOf(l, index int) int { return l<<levelBits | index }
+// bucketAt returns the bucket of slot slot of level l.
+func bucketAt(l, slot int) int { return l<<levelBits | slot }
 
 // levelOf returns the level of bucket b.
 func levelOf(b int) int { return b >> levelBits }

@@ -1,10 +1,6 @@
 package packwheel
 
-import (
-	"errors"
-	"fmt"
-	"math"
-)
+import "math"
 
 // MaxTick is the largest tick a deadline or an Advance target may name.
 // At one tick per nanosecond it is 292 years away.
@@ -66,79 +62,3 @@ var (
 	_ Timers[int] = (*Wheel[int])(nil)
 	_ Timers[int] = (*Hashed[int])(nil)
 )
-
-// ErrMisuse is matched, with errors.Is, by the value of every panic with
-// which packwheel refuses a call: a bad argument, a holder that is not in
-// the wheel, a zero Clock, an Advance from an expiry callback. Such a value
-// is an error whose message starts with "packwheel: " and names the method;
-// the call changed nothing before it panicked. A program that recovers
-// from panics, as a server's request handler may, can tell these apart:
-//
-//	if err, ok := recover().(error); ok && errors.Is(err, packwheel.ErrMisuse) { ... }
-var ErrMisuse = errors.New("packwheel: misuse")
-
-// misuse is the panic value of a refused call, a message that starts with
-// "packwheel: ".
-type misuse string
-
-func (m misuse) Error() string      { return string(m) }
-func (misuse) Is(target error) bool { return target == ErrMisuse }
-
-// checkTick panics if t is beyond MaxTick.
-func checkTick(op, what string, t uint64) {
-	if int64(t) < 0 { // t > MaxTick, in one instruction
-		panic(misuse(fmt.Sprintf("packwheel: %s: %s %d is beyond MaxTick", op, what, t)))
-	}
-}
-
-// afterNow returns the deadline now+delay, panicking if it is beyond MaxTick.
-func afterNow(op string, now, delay uint64) uint64 {
-	if delay > MaxTick-now {
-		panic(misuse(fmt.Sprintf("packwheel: %s: delay %d from tick %d is beyond MaxTick", op, delay, now)))
-	}
-	return now + delay
-}
-
-// checkRange panics unless earliest <= latest <= MaxTick.
-func checkRange(op string, earliest, latest uint64) {
-	checkTick(op, "latest", latest)
-	if earliest > latest {
-		panic(misuse(fmt.Sprintf("packwheel: %s: earliest %d is after latest %d", op, earliest, latest)))
-	}
-}
-
-// checkMax panics unless n, the bound of a bounded advance, is positive.
-func checkMax(op string, n int) {
-	if n <= 0 {
-		panic(misuse(fmt.Sprintf("packwheel: %s: n %d must be positive", op, n)))
-	}
-}
-
-// sink delivers expired values to a function, to a slice, or nowhere.
-type sink[V any] struct {
-	fn      func(V)
-	dst     []V
-	collect bool // append to dst; otherwise call fn unless it is nil
-}
-
-func (s *sink[V]) deliver(v V) {
-	switch {
-	case s.fn != nil:
-		s.fn(v)
-	case s.collect:
-		s.dst = append(s.dst, v)
-	}
-}
-
-// reentry guards against Advance being called from an expiry callback,
-// which would process ticks out of order under the running Advance.
-type reentry bool
-
-func (r *reentry) enter(op string) {
-	if *r {
-		panic(misuse("packwheel: " + op + " called from an expiry callback"))
-	}
-	*r = true
-}
-
-func (r *reentry) leave() { *r = false }

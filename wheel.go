@@ -1,7 +1,7 @@
 package packwheel
 
 import (
-	"math/bits"
+	"math"
 )
 
 // Wheel is a hierarchical timer wheel: 11 levels of 64 slots, each level 64
@@ -20,8 +20,8 @@ import (
 // fired or moved (a timer moves down at most once per nonzero base-64 digit
 // of its deadline, plus once each time it was pushed back in place), so
 // crossing an hour of empty 1 ms ticks costs a few bitmap tests. Buckets
-// are packed arrays recycled through a pool (see the package
-// documentation).
+// are packed arrays that the wheel reuses (see the package documentation
+// and arrays.go).
 //
 // The zero value is an empty wheel at tick 0, ready to use; its 704 buckets
 // are allocated on first use. A Wheel must not be copied after first use. It
@@ -30,22 +30,27 @@ import (
 // Its invariants, checked after every step of the model tests, are in
 // Wheel.check (invariants_test.go).
 type Wheel[V any] struct {
-	base[V]
-	// cascading is the coarse bucket (plus one) whose move down a bounded
-	// advance interrupted; it is finished before anything else.
+	_ noCopy
+	s store[V]
+	// cascading is the coarse bucket whose move down a bounded advance
+	// interrupted, plus one so that zero means none; it is finished before
+	// anything else.
 	cascading int
 	// hint is what next last answered NextExpiry, for the Advance that
 	// usually follows to start from; hinted says it is still good.
-	hint hint
+	hint      hint
+	hintUntil uint64
+	hinted    bool
 }
 
 // hint is an answer of Wheel.next kept for the next Advance. Inserting a
-// timer may make it wrong, so insert clears store.hinted; cancelling one,
-// or postponing one in place, leaves it early at worst, and an Advance
-// that reaches a slot with nothing left to do there moves on.
+// timer whose slot comes due no later than the hint's start would make it
+// wrong, so unhint clears hinted then; cancelling one, or postponing one in
+// place, leaves it early at worst, and an Advance that reaches a slot with
+// nothing left to do there moves on.
 type hint struct {
-	slot  int
-	start uint64
+	bucket int
+	start  uint64
 }
 
 // quietUntil reports whether the wheel knows it has nothing to do up to
@@ -53,22 +58,50 @@ type hint struct {
 // waits to be finished (a bounded advance's, whose slot cancels may have
 // emptied since).
 func (w *Wheel[V]) quietUntil(to uint64) bool {
-	return w.s.hinted && to < w.hint.start && w.cascading == 0
+	return w.hinted && to < w.hint.start && w.cascading == 0
+}
+
+// unhint forgets the hint if a timer about to be inserted at deadline d
+// might come due no later than the hint's start (see hintUntil). A server
+// schedules far more timers than it has ticks with work, each later than
+// the next work, and keeping the hint lets every Advance up to there take
+// the quiet path (BenchmarkChurn and BenchmarkScheduleCancel in bench/: a
+// walk of the levels per tick was a tenth of ScheduleCancel's instructions
+// at 10k timers).
+func (w *Wheel[V]) unhint(d uint64) {
+	if d <= w.hintUntil {
+		w.hinted = false
+	}
+}
+
+// setHint keeps bucket, coming due at start, as the wheel's next work, with
+// the latest deadline hintUntil that a timer inserted while Now stays put
+// could have and come due at start or before. A timer of level l comes due
+// at the start of its slot's block, one of the blocks after Now's; so for
+// each level whose blocks after Now's begin by start, anything up to the
+// end of start's block of that level may.
+func (w *Wheel[V]) setHint(bucket int, start uint64) {
+	until := start
+	for l := 1; l < levelCount; l++ {
+		if blockOf(start, l) == blockOf(w.s.now, l) {
+			break // and so at every level above
+		}
+		until = max(until, (blockOf(start, l)+1)<<levelShift(l)-1)
+	}
+	w.hint, w.hintUntil, w.hinted = hint{bucket, start}, until, true
 }
 
 func (w *Wheel[V]) ready() {
 	if w.s.buckets == nil {
 		w.s.init(levelCount*levelSlots, wheelPolicy)
-		w.wheel = w
 	}
 }
 
-// slotFor returns the bucket a deadline d >= now belongs in.
-func (w *Wheel[V]) slotFor(d uint64) int {
+// bucketFor returns the bucket a deadline d >= now belongs in.
+func (w *Wheel[V]) bucketFor(d uint64) int {
 	l := levelFor(w.s.now, d)
-	// bucketOf(l, indexOf(d, l)), spelled out to stay inlinable.
-	return l<<levelBits | int(d>>(l*levelBits)&(levelSlots-1))
-
+	// bucketAt(l, slotOf(d, l)), spelled out to stay inlinable.
+	return l<<levelBits | int(d>>(uint(l*levelBits)&63)&(levelSlots-1))
 }
 
 // Schedule sets the timer of h to fire at tick deadline with value v; a
@@ -84,12 +117,13 @@ func (w *Wheel[V]) slotFor(d uint64) int {
 func (w *Wheel[V]) Schedule(h *Holder, deadline uint64, v V) {
 	checkTick("Schedule", "deadline", deadline)
 	switch {
-	case h.link.Slot == 0 && deadline > w.s.now && w.s.buckets != nil:
+	case h.link.Bucket == 0 && deadline > w.s.now && w.s.buckets != nil:
 		// The timer of a holder that is not scheduled, fired say, goes
 		// straight in.
-		w.s.insert(&h.link, w.slotFor(deadline), deadline, v)
+		w.unhint(deadline)
+		w.s.insert(&h.link, w.bucketFor(deadline), deadline, v)
 	// Level 0 holds exact ticks, so only coarser levels postpone in place.
-	case h.link.Slot > levelSlots && w.s.pushBack(h, deadline, v):
+	case linkedBucket(&h.link) >= levelSlots && w.s.pushBack(h, deadline, v):
 	default:
 		w.set(h, deadline, v, "Schedule")
 	}
@@ -100,12 +134,14 @@ func (w *Wheel[V]) Schedule(h *Holder, deadline uint64, v V) {
 func (w *Wheel[V]) ScheduleAfter(h *Holder, delay uint64, v V) {
 	d := afterNow("ScheduleAfter", w.s.now, delay)
 	switch {
-	case h.link.Slot == 0 && delay-1 < levelSlots-1 && w.s.buckets != nil:
+	case h.link.Bucket == 0 && delay-1 < levelSlots-1 && w.s.buckets != nil:
 		// As in Schedule; a delay of 1 to 63 ticks is level 0's.
+		w.unhint(d)
 		w.s.insert(&h.link, int(d&(levelSlots-1)), d, v)
-	case h.link.Slot == 0 && delay > 0 && w.s.buckets != nil:
-		w.s.insert(&h.link, w.slotFor(d), d, v)
-	case h.link.Slot > levelSlots && w.s.pushBack(h, d, v):
+	case h.link.Bucket == 0 && delay > 0 && w.s.buckets != nil:
+		w.unhint(d)
+		w.s.insert(&h.link, w.bucketFor(d), d, v)
+	case linkedBucket(&h.link) >= levelSlots && w.s.pushBack(h, d, v):
 	default:
 		w.set(h, d, v, "ScheduleAfter")
 	}
@@ -184,7 +220,7 @@ func moves(now, d uint64) int {
 	}
 	n := 1
 	for k := 1; k < l; k++ {
-		if indexOf(d, k) != 0 {
+		if slotOf(d, k) != 0 {
 			n++
 		}
 	}
@@ -195,18 +231,100 @@ func (w *Wheel[V]) set(h *Holder, d uint64, v V, op string) {
 	if d <= w.s.now {
 		d = w.s.next(op)
 	}
-	if h.link.Slot == 0 {
+	if h.link.Bucket == 0 {
 		w.ready()
-		w.s.insert(&h.link, w.slotFor(d), d, v)
+		w.unhint(d)
+		w.s.insert(&h.link, w.bucketFor(d), d, v)
 		return
 	}
-	b, i := w.s.locate(h, op)
+	from, b, i := w.s.locate(h, op)
 	// Level 0 holds exact ticks, so only coarser levels postpone in place.
-	if h.link.Slot > levelSlots && d >= b.At(i).Deadline {
+	if from >= levelSlots && d >= b.At(i).Deadline {
 		w.s.postpone(h, b, i, d, v)
 		return
 	}
-	w.s.place(h, b, i, w.slotFor(d), d, v)
+	w.unhint(d)
+	w.s.move(h, from, b, i, w.bucketFor(d), d, v)
+}
+
+// Cancel stops the timer of h and reports whether it was active. Cancelling
+// an inactive holder does nothing and returns false. O(1) amortized: a
+// bucket left a quarter full moves to a smaller array.
+//
+// It panics, before changing anything, if h is active but not in this wheel,
+// was copied, or was overwritten.
+func (w *Wheel[V]) Cancel(h *Holder) bool { return w.s.cancel(h) }
+
+// Len returns the number of active timers. O(1).
+func (w *Wheel[V]) Len() int { return w.s.live }
+
+// Now returns the last tick whose processing has begun. O(1).
+func (w *Wheel[V]) Now() uint64 { return w.s.now }
+
+// Advance processes every tick up to and including to, in order, calling
+// expire with the value of each timer as it fires (a nil expire discards
+// them); during the call Now equals the timer's deadline. An Advance to a
+// tick before Now does nothing. It costs O(levels) per occupied slot it
+// reaches plus O(1) per timer fired or moved, however many empty ticks it
+// crosses. Once the wheel is warm (see the package documentation) it
+// allocates nothing.
+//
+// It panics if to is beyond MaxTick or if called from an expiry callback.
+func (w *Wheel[V]) Advance(to uint64, expire func(V)) {
+	out := sink[V]{fn: expire}
+	w.advance("Advance", to, math.MaxInt, &out)
+}
+
+// AdvanceLimit is Advance that fires, or moves down a level, at most n
+// timers, so that neither a clump of timers nor a crowded coarse slot can
+// starve the caller's loop: O(n·levels) at most. It reports whether it
+// caught up with to; if not, Now stays at the tick it stopped in and the
+// next call resumes there, losing and reordering nothing. A call to a tick
+// before Now returns true at once, even if timers of the tick it stopped in
+// are still pending: only a call to Now or later resumes them
+// (TestAdvanceBackwards). It allocates as Advance does, and panics if
+// n <= 0 or as Advance does.
+func (w *Wheel[V]) AdvanceLimit(to uint64, n int, expire func(V)) bool {
+	checkMax("AdvanceLimit", n)
+	out := sink[V]{fn: expire}
+	return w.advance("AdvanceLimit", to, n, &out)
+}
+
+// AppendExpired is AdvanceLimit that appends the value of each expired
+// timer to dst and returns the extended slice. Once the wheel is warm it
+// allocates only if dst runs out of capacity.
+func (w *Wheel[V]) AppendExpired(dst []V, to uint64, n int) ([]V, bool) {
+	checkMax("AppendExpired", n)
+	out := sink[V]{dst: dst, collect: true}
+	done := w.advance("AppendExpired", to, n, &out)
+	return out.dst, done
+}
+
+// advance is what the three ways to advance share: the checks, the guard
+// against re-entry from a callback, the quiet path, and a wheel with no
+// buckets, which has nothing to fire.
+func (w *Wheel[V]) advance(op string, to uint64, limit int, out *sink[V]) bool {
+	checkTick(op, "to", to)
+	w.s.running.enter(op)
+	if w.quietUntil(to) {
+		// The quiet path: a wheel that knows its next work is after to
+		// just moves Now, with no callback to guard against. A server
+		// advances one tick at a time far more often than a tick has work
+		// (BenchmarkChurn in bench/, BenchmarkTick;
+		// TestQuietAdvanceFinishesMove).
+		w.s.now = max(w.s.now, to)
+		w.s.running.leave()
+		return true
+	}
+	defer w.s.running.leave()
+	switch {
+	case to < w.s.now:
+		return true
+	case w.s.buckets == nil:
+		w.s.now = to // no buckets, nothing to fire
+		return true
+	}
+	return w.walk(to, limit, out)
 }
 
 // NextExpiry returns the earliest tick at which Advance has work to do, or
@@ -221,11 +339,11 @@ func (w *Wheel[V]) NextExpiry(limit uint64) uint64 {
 	if w.cascading != 0 && w.s.buckets[w.cascading-1].Len() > 0 {
 		return min(w.s.now, limit)
 	}
-	slot, start, ok := w.next()
+	bucket, start, ok := w.next()
 	if !ok {
 		return limit
 	}
-	w.hint, w.s.hinted = hint{slot, start}, true
+	w.setHint(bucket, start)
 	return min(start, limit)
 }
 
@@ -236,13 +354,13 @@ func (w *Wheel[V]) NextExpiry(limit uint64) uint64 {
 // the best slot found, as every level above starts later still. On a tie
 // the coarser slot goes first, so that its timers for that tick join the
 // level below before it is processed.
-func (w *Wheel[V]) next() (slot int, start uint64, ok bool) {
+func (w *Wheel[V]) next() (bucket int, start uint64, ok bool) {
 	if w.s.occupied == nil {
 		return 0, 0, false
 	}
 	now := w.s.now
 	for l := range levelCount {
-		occ := w.s.occupied[l]
+		occ := w.s.occupied[l] // level l's buckets are word l
 		if occ == 0 {
 			continue
 		}
@@ -256,13 +374,13 @@ func (w *Wheel[V]) next() (slot int, start uint64, ok bool) {
 		// Bit i of the rotated map is the slot of the i-th block after
 		// now's; now's own slot at level 0 holds timers of tick now that a
 		// bounded advance left.
-		pos := indexOf(now, l)
-		i := bits.TrailingZeros64(bits.RotateLeft64(occ, -pos))
+		pos := slotOf(now, l)
+		i := nextInRing(occ, pos)
 		if c := max(now, (blockOf(now, l)+uint64(i))<<shift); !ok || c <= start {
-			slot, start, ok = bucketOf(l, (pos+i)&(levelSlots-1)), c, true
+			bucket, start, ok = bucketAt(l, (pos+i)&(levelSlots-1)), c, true
 		}
 	}
-	return slot, start, ok
+	return bucket, start, ok
 }
 
 // walk is the hierarchical walk: it costs O(levels) per occupied slot
@@ -277,32 +395,32 @@ func (w *Wheel[V]) walk(to uint64, limit int, out *sink[V]) bool {
 			return false
 		}
 	}
-	hinted := w.s.hinted
-	w.s.hinted = false
+	hinted := w.hinted
+	w.hinted = false
 	for {
-		slot, start, ok := w.hint.slot, w.hint.start, true
+		bucket, start, ok := w.hint.bucket, w.hint.start, true
 		if !hinted {
-			slot, start, ok = w.next()
+			bucket, start, ok = w.next()
 		}
 		hinted = false
 		if !ok || start > to {
 			if ok {
 				// Until something is inserted nothing is due before start,
 				// however far Now moves short of it: the Advances that follow
-				// up to there take base.advance's quiet path.
-				w.hint, w.s.hinted = hint{slot, start}, true
+				// up to there take advance's quiet path.
+				w.setHint(bucket, start)
 			}
 			break
 		}
 		w.s.now = start
-		if slot >= levelSlots {
-			w.cascading = slot + 1
-			if !w.cascade(slot, &work, limit) {
+		if bucket >= levelSlots {
+			w.cascading = bucket + 1
+			if !w.cascade(bucket, &work, limit) {
 				return false
 			}
 			continue
 		}
-		if !w.fire(slot, &work, limit, out) {
+		if !w.fire(bucket, &work, limit, out) {
 			return false
 		}
 		if start == to {
@@ -314,25 +432,27 @@ func (w *Wheel[V]) walk(to uint64, limit int, out *sink[V]) bool {
 	if to > w.s.now {
 		w.s.now = to
 	}
+	w.s.reclaim() // for the slots that fired
 	return true
 }
 
-// fire fires the timers of level-0 slot, whose tick is Now, last first so
-// that each leaves its bucket without moving another, and stops when work
-// reaches limit. No callback can add to the slot: what they schedule is due
-// after Now. The slot keeps its array for its next fill (see store.keep).
-func (w *Wheel[V]) fire(slot int, work *int, limit int, out *sink[V]) bool {
-	b := &w.s.buckets[slot]
+// fire fires the timers of level-0 bucket, whose tick is Now, last first
+// so that each leaves its bucket without moving another, and stops when
+// work reaches limit. No callback can add to the bucket: what they
+// schedule is due after Now. The bucket keeps its array for its next fill,
+// 64 ticks on (see store.keep).
+func (w *Wheel[V]) fire(bucket int, work *int, limit int, out *sink[V]) bool {
+	b := &w.s.buckets[bucket]
 	for b.Len() > 0 {
 		if *work == limit {
 			return false
 		}
-		e := b.Pop(&w.s.pool)
+		e := b.Pop()
+		w.s.live--
 		if b.Len() == 0 { // before the last callback, which may panic
-			w.s.emptied(b, slot)
-			if b.Cap() > ownedCap {
-				w.s.keep(b, slot)
-			}
+			// Level 0 has no heirs: the slot refills within 64 ticks.
+			w.s.occupied.clear(bucket)
+			w.s.keep(bucket, b)
 		}
 		unlink(e.Link)
 		*work++
@@ -341,22 +461,24 @@ func (w *Wheel[V]) fire(slot int, work *int, limit int, out *sink[V]) bool {
 	return true
 }
 
-// cascade moves the timers of a coarse slot whose time has come to where
-// their deadlines now place them, relative to Now, which is the slot's first
-// tick: a level below, or the same level or above for a timer postponed in
-// place. The holder's deadline is the timer's; the entry's may be older.
-// It stops when work reaches limit, leaving w.cascading set to resume.
-func (w *Wheel[V]) cascade(slot int, work *int, limit int) bool {
-	if n := w.s.buckets[slot].Len(); n >= presizeFrom && n <= limit-*work {
-		w.presize(slot)
+// cascade moves the timers of a coarse bucket whose time has come to where
+// their deadlines now place them, relative to Now, which is the slot's
+// first tick: a level below, or the same level or above for a timer
+// postponed in place. The holder's deadline is the timer's; the entry's may
+// be older. It stops when work reaches limit, leaving w.cascading set to
+// resume.
+func (w *Wheel[V]) cascade(bucket int, work *int, limit int) bool {
+	w.hinted = false // walk computes it again once it is done
+	if n := w.s.buckets[bucket].Len(); n >= presizeFrom && n <= limit-*work {
+		w.presize(bucket)
 	}
-	for w.s.buckets[slot].Len() > 0 {
+	for w.s.buckets[bucket].Len() > 0 {
 		if *work == limit {
 			return false
 		}
-		e := w.s.drain(slot, w.s.buckets[slot].Len()-1)
+		e := w.s.drain(bucket, w.s.buckets[bucket].Len()-1)
 		d := e.Link.Deadline
-		w.s.insert(e.Link, w.slotFor(d), d, e.Value)
+		w.s.insert(e.Link, w.bucketFor(d), d, e.Value)
 		*work++
 	}
 	w.cascading = 0
@@ -364,31 +486,28 @@ func (w *Wheel[V]) cascade(slot int, work *int, limit int) bool {
 }
 
 // presize grows each bucket of the levels below that the timers of a
-// coarse slot, about to move down, will land in, once and to the size it
+// coarse bucket, about to move down, will land in, once and to the size it
 // will reach. Otherwise the dozens of buckets that a crowded slot spreads
 // into all grow at the same moment a class at a time, which needs more
-// spare arrays at once than the pool keeps and has it allocate on every
+// spare arrays at once than the shelf keeps and has it allocate on every
 // rotation. Each goes to the level of its deadline's highest nonzero
 // digit below the slot's level (level 0 within 64 ticks). It counts by the
 // entries' own deadlines, which are sequential in memory; a timer postponed in
 // place moves further than that, so its bucket may end up a little larger
-// than needed, never too small to work. O(entries in slot), done only when
-// the whole slot moves in one call, so that AdvanceLimit still bounds the
-// work of one call.
-func (w *Wheel[V]) presize(slot int) {
-	below := bucketOf(levelOf(slot), 0) // the first slot of the slot's level
+// than needed, never too small to work. O(entries in the bucket), done only
+// when the whole bucket moves in one call, so that AdvanceLimit still
+// bounds the work of one call.
+func (w *Wheel[V]) presize(bucket int) {
+	below := bucketAt(levelOf(bucket), 0) // the first bucket of its level
 	var count [(levelCount - 1) * levelSlots]int32
-	for _, e := range w.s.buckets[slot].Entries() {
-		if to := w.slotFor(e.Deadline); to < below {
+	for _, e := range w.s.buckets[bucket].Entries() {
+		if to := w.bucketFor(e.Deadline); to < below {
 			count[to]++
 		}
 	}
 	for to, n := range count[:below] {
-		if b := &w.s.buckets[to]; n > 0 && b.Len()+int(n) > b.Cap() {
-			if b.Len() == 0 {
-				w.s.unkeep(b, to) // its kept array is about to be replaced
-			}
-			b.Reserve(&w.s.pool, int(n))
+		if n > 0 {
+			w.s.reserve(to, &w.s.buckets[to], int(n))
 		}
 	}
 }

@@ -52,9 +52,9 @@ func TestMovesCounted(t *testing.T) {
 		want := moves(now, d)
 		count := 0
 		for h.Active() {
-			level := levelOf(int(h.link.Slot) - 1)
+			level := levelOf(linkedBucket(&h.link))
 			w.AdvanceLimit(d, 1, nil)
-			if h.Active() && int(h.link.Slot-1)>>levelBits != level {
+			if h.Active() && levelOf(linkedBucket(&h.link)) != level {
 				count++
 			}
 		}

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"runtime"
 	"runtime/debug"
+	"runtime/metrics"
 	"syscall"
 	"testing"
 	"time"
@@ -132,15 +133,25 @@ func churn(b *testing.B, warm bool) {
 // BenchmarkScheduleCancel cancels a random outstanding timer and schedules
 // it again 30 s ahead per op: the request-timeout pattern, in which a request
 // completes before its deadline and the next one starts.
+//
+// Beside the time it reports what the pattern costs in memory, which an
+// implementation that keeps a cancelled entry until its deadline pays
+// (gtimer's Stop only marks the entry): live-B/timer, the live heap per
+// outstanding timer after the ops, item included, to set beside Memory's
+// after a fill; and gc-ns/op, the garbage collector's CPU time per op
+// (runtime/metrics), which cpu-ns/op includes.
 func BenchmarkScheduleCancel(b *testing.B) {
 	matrix(b, func(b *testing.B, im impl, n int) {
+		before := liveHeap()
 		im.fill(n)
 		defer im.stop()
 		im.aim(false)
 		runtime.GC()
-		cpu := cpuTime()
+		cpu, gc := cpuTime(), gcTime()
 		im.scheduleCancel(b)
+		b.ReportMetric(float64(gcTime()-gc)/float64(b.N), "gc-ns/op")
 		reportCPU(b, cpu)
+		b.ReportMetric(float64(liveHeap()-before)/float64(n), "live-B/timer")
 		if f := im.fired(); f != 0 {
 			b.Fatalf("%d timers fired during schedule-cancel, which must fire none", f)
 		}
@@ -240,6 +251,14 @@ func cpuTime() int64 {
 // workers run there too.
 func reportCPU(b *testing.B, start int64) {
 	b.ReportMetric(float64(cpuTime()-start)/float64(b.N), "cpu-ns/op")
+}
+
+// gcTime returns the CPU time the garbage collector has used so far, in
+// ns, as runtime/metrics estimates it.
+func gcTime() float64 {
+	s := []metrics.Sample{{Name: "/cpu/classes/gc/total:cpu-seconds"}}
+	metrics.Read(s)
+	return s[0].Value.Float64() * 1e9
 }
 
 // liveHeap returns the bytes of live heap objects after a full collection.

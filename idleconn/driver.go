@@ -40,7 +40,7 @@ func (d *driver) run(h *Handler) {
 		now := h.now()
 		var fire <-chan time.Time
 		if next := h.wake(now); next != packwheel.MaxTick {
-			timer.Reset(h.clock.Until(next, now))
+			timer.Reset(h.clock.Until(now, next))
 			fire = timer.C
 		}
 		select {

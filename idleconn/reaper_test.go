@@ -81,7 +81,7 @@ func (s *sim) run(end, step time.Duration, lag func() time.Duration) {
 			next := s.h.wake(s.clk.t)
 			nextTick = end
 			if next != packwheel.MaxTick {
-				nextTick = now + max(s.h.clock.Until(next, s.clk.t), step)
+				nextTick = now + max(s.h.clock.Until(s.clk.t, next), step)
 			}
 			if len(s.loop.queued) > 0 && runAt <= now {
 				runAt = now + lag()

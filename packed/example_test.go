@@ -15,56 +15,51 @@ type timer struct {
 
 // A bucket removes by swapping the last entry into the hole and rewriting
 // that entry's Link.Index, so every owner still finds its entry in O(1).
-// Slot is the owner's to keep: here there is one bucket, number 0.
+// The array is the owner's to give (Move); Link.Bucket is the owner's to
+// keep: here there is one bucket, number 0, recorded plus one.
 func ExampleBucket_Remove() {
-	var pool packed.Pool[*timer]
 	var b packed.Bucket[*timer]
+	b.Move(make([]packed.Entry[*timer], 0, 8))
 	timers := []*timer{{name: "a"}, {name: "b"}, {name: "c"}}
 	for i, t := range timers {
-		b.Push(&pool, uint64(10*(i+1)), &t.link, t)
-		t.link.Slot, t.link.Deadline = 1, uint64(10*(i+1))
+		b.Push(uint64(10*(i+1)), &t.link, t)
+		t.link.Bucket, t.link.Deadline = 1, uint64(10*(i+1))
 	}
 
 	fmt.Println("c at index", timers[2].link.Index)
 
 	a := timers[0]
-	e := b.Remove(&pool, int(a.link.Index))
+	e := b.Remove(int(a.link.Index))
 	*e.Link = packed.Link{} // a is no longer linked
 	fmt.Println("removed", e.Value.name)
 
 	for _, t := range timers[1:] {
 		fmt.Printf("%s at index %d, due %d\n", t.name, t.link.Index, b.At(int(t.link.Index)).Deadline)
 	}
-	fmt.Println("live", pool.Live())
+	fmt.Println("len", b.Len(), "cap", b.Cap())
 	// Output:
 	// c at index 2
 	// removed a
 	// b at index 1, due 20
 	// c at index 0, due 30
-	// live 2
+	// len 2 cap 8
 }
 
-// Buckets that share a Pool hand arrays to each other: the array of one
-// that empties is the one the next to grow takes, so a wheel whose slots
-// fill and drain in turn stops allocating.
-func ExamplePool() {
-	var pool packed.Pool[int]
-	var first, second packed.Bucket[int]
-	links := make([]packed.Link, 4)
-
+// A full bucket grows by moving to a larger array its owner gives it; the
+// old array comes back emptied, for the owner to reuse.
+func ExampleBucket_Move() {
+	var b packed.Bucket[int]
+	links := make([]packed.Link, 3)
+	b.Move(make([]packed.Entry[int], 0, 2))
 	for i := range links {
-		first.Push(&pool, 1, &links[i], i)
+		if b.Len() == b.Cap() {
+			old := b.Move(make([]packed.Entry[int], 0, 2*b.Cap()))
+			fmt.Println("grew from", cap(old), "to", b.Cap())
+		}
+		b.Push(uint64(i), &links[i], i)
 	}
-	for first.Len() > 0 {
-		first.Remove(&pool, first.Len()-1)
-	}
-	fmt.Println("spare after the first bucket empties:", pool.Spare())
-
-	for i := range links {
-		second.Push(&pool, 2, &links[i], i)
-	}
-	fmt.Println("spare after the second fills:", pool.Spare(), "live:", pool.Live())
+	fmt.Println("index of the last", links[2].Index)
 	// Output:
-	// spare after the first bucket empties: 8
-	// spare after the second fills: 0 live: 4
+	// grew from 2 to 4
+	// index of the last 2
 }

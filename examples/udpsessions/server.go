@@ -96,7 +96,7 @@ func (s *server) serve(ctx context.Context) error {
 		now := time.Now()
 		s.timers.Advance(s.clock.Tick(now), expire)
 		next := s.timers.NextExpiry(s.clock.Deadline(now, maxWait))
-		peer, err := s.read(buf, now.Add(s.clock.Until(next, now)))
+		peer, err := s.read(buf, now.Add(s.clock.Until(now, next)))
 		switch {
 		case err == nil:
 			s.touch(peer, time.Now())

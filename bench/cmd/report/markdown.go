@@ -33,10 +33,15 @@ var (
 	idleCPU  = metric{"IdleCPU", "cpu-ns/s", "Idle, CPU ms/s", 1e-6}
 	churnAll = metric{"Churn", "allocs/op", "Churn, allocs/op", 1}
 	cancelNs = metric{"ScheduleCancel", "ns/op", "ScheduleCancel, ns/op", 1}
-	expireNs = metric{"Expire", "ns/timer", "Expire, ns/timer", 1}
-	bytesPer = metric{"Memory", "bytes/timer", "Memory, bytes/timer", 1}
-	gcMs     = metric{"Memory", "ns/op", "Memory, full GC ms", 1e-6}
-	headline = []metric{churnNs, cancelNs, expireNs, bytesPer, gcMs}
+	// What sustained schedule-and-cancel costs beyond time: the live heap
+	// after it, and the garbage collector's CPU (bench's
+	// BenchmarkScheduleCancel says why).
+	cancelLive = metric{"ScheduleCancel", "live-B/timer", "ScheduleCancel, live bytes/timer after", 1}
+	cancelGC   = metric{"ScheduleCancel", "gc-ns/op", "ScheduleCancel, GC CPU ns/op", 1}
+	expireNs   = metric{"Expire", "ns/timer", "Expire, ns/timer", 1}
+	bytesPer   = metric{"Memory", "bytes/timer", "Memory, bytes/timer", 1}
+	gcMs       = metric{"Memory", "ns/op", "Memory, full GC ms", 1e-6}
+	headline   = []metric{churnNs, cancelNs, expireNs, bytesPer, gcMs}
 )
 
 func (m metric) get(r results, impl string, n int) (float64, bool) {
@@ -167,7 +172,7 @@ func (rep *report) writeSummary(w io.Writer) {
 }
 
 // peerFigures are the rows of the peer table.
-var peerFigures = []metric{churnNs, warmNs, cancelNs, churnAll, bytesPer, idleCPU}
+var peerFigures = []metric{churnNs, warmNs, cancelNs, cancelLive, cancelGC, churnAll, bytesPer, idleCPU}
 
 // peerTable writes one row per figure and size up to the peers' largest,
 // one column per implementation, each cell the figure itself.
