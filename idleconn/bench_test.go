@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"testing"
 	"time"
 
@@ -309,4 +310,39 @@ func BenchmarkReaperTick(b *testing.B) {
 			})
 		}
 	}
+}
+
+// BenchmarkMemoryPerConn reports the live heap a tracked connection costs
+// the Handler (its descriptor's lines in the table and its timer in a
+// loop's wheel), with 100,000 fake connections open on two loops, after a
+// full garbage collection. The fake connections themselves are counted
+// out: gnet owns a real connection's memory.
+func BenchmarkMemoryPerConn(b *testing.B) {
+	const n = 100_000
+	b.ReportAllocs()
+	for range b.N {
+		conns := make([]*fakeConn, n)
+		for i := range conns {
+			conns[i] = &fakeConn{fd: 10 + i, open: true}
+		}
+		before := liveHeap()
+		f := newFakeServer(b, &nopHandler{}, Options{Timeout: time.Minute})
+		ls := []*fakeLoop{f.loop(), f.loop()}
+		for i, c := range conns {
+			c.loop = ls[i%2]
+			f.h.OnOpen(c)
+		}
+		after := liveHeap()
+		b.ReportMetric(float64(after-before)/n, "B/conn")
+		runtime.KeepAlive(f)
+		runtime.KeepAlive(conns)
+	}
+}
+
+// liveHeap returns the bytes of live heap objects after a full collection.
+func liveHeap() uint64 {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapAlloc
 }
