@@ -102,7 +102,16 @@ var trafficPaths = []struct {
 	path func(h *Handler, c gnet.Conn)
 }{
 	// lazy: stamp the epoch; the timer is re-armed when it fires.
-	{"lazy", func(h *Handler, c gnet.Conn) { h.stamp(c) }},
+	{"lazy", func(h *Handler, c gnet.Conn) {
+		if s := h.table.lookup(c.Fd()); s != nil {
+			if l := s.owner.Load(); l != nil {
+				s.last.epoch = l.epoch
+				if !l.busy.Load() {
+					l.markBusy()
+				}
+			}
+		}
+	}},
 	// eager: reschedule the timer on every read.
 	{"eager", func(h *Handler, c gnet.Conn) {
 		if s := h.table.lookup(c.Fd()); s != nil {

@@ -55,6 +55,7 @@ type fakeConn struct {
 	ctx   any
 	reads int32 // counted by benchmarks, as gnet points c.buffer at new data
 	out   int32 // outbound bytes pending
+	in    int32 // inbound bytes unconsumed
 }
 
 func (c *fakeConn) Fd() int                   { return c.fd }
@@ -62,7 +63,15 @@ func (c *fakeConn) EventLoop() gnet.EventLoop { return c.loop }
 func (c *fakeConn) Context() any              { return c.ctx }
 func (c *fakeConn) SetContext(v any)          { c.ctx = v }
 func (c *fakeConn) OutboundBuffered() int     { return int(c.out) }
-func (c *fakeConn) LocalAddr() net.Addr       { return fakeAddr }
+func (c *fakeConn) InboundBuffered() int      { return int(c.in) }
+func (c *fakeConn) Discard(n int) (int, error) {
+	if n <= 0 || n > int(c.in) {
+		n = int(c.in)
+	}
+	c.in -= int32(n)
+	return n, nil
+}
+func (c *fakeConn) LocalAddr() net.Addr { return fakeAddr }
 
 // fakeAddr is every fake connection's local address: a TCP one.
 var fakeAddr net.Addr = &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 1}

@@ -1,0 +1,47 @@
+package idleconn
+
+import (
+	"time"
+
+	"github.com/packwheel/packwheel"
+	"github.com/panjf2000/gnet/v2"
+)
+
+// The idle timeout: Options.Timeout, per connection SetIdleTimeout, reason
+// Idle. It counts from the latest data received, stamped by the data path
+// in the slot's own line (slot.last), so that OnTraffic moves no timer:
+// the timer, armed for the due this gives at the time, fires early when
+// data came since, and is re-armed for the time left. Overload shortens
+// it (overloadedIdle).
+
+// SetIdleTimeout sets how long c may receive nothing before it is closed,
+// counted from now (and from each data received after), in place of
+// Options.Timeout; zero turns the idle limit off for c. A keep-alive HTTP
+// server sets its long timeout between requests and turns it off while a
+// request is being read or answered, which a deadline and the output
+// limits bound instead; CloseIdle and Shutdown take a connection whose
+// idle timeout is off for one that is busy. It panics, with a message
+// starting "idleconn: ", if d is negative, before changing anything. See
+// the package documentation for what all setters share.
+func (h *Handler) SetIdleTimeout(c gnet.Conn, d time.Duration) bool {
+	ticks := h.limitTicks("SetIdleTimeout", d)
+	s, l := h.tracking(c)
+	if s == nil {
+		return false
+	}
+	s.lim().idle = ticks
+	if ticks != 0 {
+		s.last = l.stamp()
+		h.rearm(s, l)
+	}
+	return true
+}
+
+// idleDue is the idle timeout's due tick.
+func idleDue(l *loop, s *slot, now uint64) uint64 {
+	ticks := s.lim().idle
+	if ticks == 0 {
+		return packwheel.MaxTick
+	}
+	return l.due(s.last, l.overloadedIdle(ticks), now)
+}
