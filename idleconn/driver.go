@@ -4,7 +4,7 @@ import (
 	"time"
 
 	"github.com/packwheel/packwheel"
-	)
+)
 
 // driver is the goroutine that wakes the event loops: it sends a loop its
 // runnable when the loop's wheel has a timer due, or when the loop needs a

@@ -3,6 +3,7 @@ package idleconn
 import (
 	"context"
 	"net"
+	"sync"
 	"time"
 
 	"github.com/panjf2000/gnet/v2"
@@ -19,11 +20,14 @@ func (c *fakeClock) now() time.Time { return c.t }
 type fakeLoop struct {
 	gnet.EventLoop
 	h      gnet.EventHandler // told of closes
+	mu     sync.Mutex        // Execute may come from any goroutine
 	queued []gnet.Runnable
 }
 
 func (l *fakeLoop) Execute(_ context.Context, r gnet.Runnable) error {
+	l.mu.Lock()
 	l.queued = append(l.queued, r)
+	l.mu.Unlock()
 	return nil
 }
 
@@ -38,11 +42,17 @@ func (l *fakeLoop) Close(c gnet.Conn) error {
 
 // runQueued runs what was queued, as the loop would, until nothing is.
 func (l *fakeLoop) runQueued() {
-	for i := 0; i < len(l.queued); i++ {
-		_ = l.queued[i].Run(context.Background())
-		l.queued[i] = nil
+	for {
+		l.mu.Lock()
+		if len(l.queued) == 0 {
+			l.mu.Unlock()
+			return
+		}
+		r := l.queued[0]
+		l.queued = l.queued[1:]
+		l.mu.Unlock()
+		_ = r.Run(context.Background())
 	}
-	l.queued = l.queued[:0]
 }
 
 // fakeConn stands for a gnet connection: an fd, a loop and a context. Its

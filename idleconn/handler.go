@@ -35,6 +35,8 @@ type Handler struct {
 	clock  packwheel.Clock
 	origin time.Time        // the clock's tick 0
 	now    func() time.Time // time.Now; tests drive a fake clock
+	// shutdownWrite shuts a socket's write side; tests record the calls.
+	shutdownWrite func(fd int) error
 
 	loops registry
 	table fdTable
@@ -81,6 +83,8 @@ func newHandler(user gnet.EventHandler, opts Options, now func() time.Time) (*Ha
 		origin: origin,
 		now:    now,
 		wakeup: make(chan struct{}, 1),
+
+		shutdownWrite: shutdownWrite,
 	}, nil
 }
 

@@ -9,13 +9,16 @@ import (
 
 // The idle timeout: Options.Timeout, per connection SetIdleTimeout, reason
 // Idle. It counts from the latest data received, stamped by the data path
-// in the slot's own line (slot.last), so that OnTraffic moves no timer:
+// in the slot's own line (slot.last), or the latest look that found some
+// pending output read by the peer (output.go), so that OnTraffic moves no
+// timer and a long answer to a peer that reads it is not cut:
 // the timer, armed for the due this gives at the time, fires early when
 // data came since, and is re-armed for the time left. Overload shortens
 // it (overloadedIdle).
 
-// SetIdleTimeout sets how long c may receive nothing before it is closed,
-// counted from now (and from each data received after), in place of
+// SetIdleTimeout sets how long c may be idle (receive nothing, and have
+// none of its pending output read) before it is closed, counted from now
+// (and from each data received or output read after), in place of
 // Options.Timeout; zero turns the idle limit off for c. A keep-alive HTTP
 // server sets its long timeout between requests and turns it off while a
 // request is being read or answered, which a deadline and the output

@@ -49,7 +49,7 @@ func (l *loop) shutWrite(s *slot, now uint64) {
 	s.flags |= shut
 	m := s.lim()
 	m.linger = now + 1 + l.cfg.lingerTicks
-	if shutdownWrite(m.c.Fd()) != nil {
+	if l.h.shutdownWrite(m.c.Fd()) != nil {
 		m.linger = now // the peer is gone: close at the next run
 	}
 	l.arm(s, m.linger, now)

@@ -53,8 +53,9 @@ var DefaultOutput = OutputLimit{Max: 4 << 20, High: 64 << 10, Low: 32 << 10}
 // to a safe bound, not to none. The package documentation has the limits
 // in a table.
 type Options struct {
-	// Timeout is how long a connection may receive nothing before the
-	// reaper closes it, reason Idle. At least MinResolution.
+	// Timeout is how long a connection may be idle before it is closed,
+	// reason Idle: receive nothing, and have none of its pending output
+	// read by its peer. At least MinResolution.
 	// Handler.SetIdleTimeout overrides it per connection.
 	Timeout time.Duration
 

@@ -82,13 +82,17 @@ func (l *loop) look(s *slot, p int, now uint64, after bool) Reason {
 	prev := s.pend
 	s.pend = p
 	switch {
+	case p < prev:
+		// Progress: the peer read, which counts as activity for the idle
+		// timeout as data received does, so that a long answer to a
+		// peer that reads is not cut.
+		st := l.stamp()
+		s.last, m.stall.since = st, st
+		m.drain.drained += prev - p
 	case p == 0:
 	case prev == 0: // pending from now
 		st := l.stamp()
 		m.stall.since, m.drain = st, drain{start: st}
-	case p < prev: // progress
-		m.stall.since = l.stamp()
-		m.drain.drained += prev - p
 	case p > prev && !after:
 		// Grown by a write the package did not see, which hides how much
 		// drained: the drain rate counts afresh, never early. The stall

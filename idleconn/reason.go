@@ -9,7 +9,8 @@ type Reason uint8
 // The reasons, one per limit; the package documentation's table says which
 // option and call set each.
 const (
-	// Idle means the connection received nothing for its idle timeout.
+	// Idle means the connection received nothing, and had none of its
+	// pending output read, for its idle timeout.
 	Idle Reason = iota + 1
 	// Deadline means the connection's deadline (Handler.SetDeadline)
 	// passed.

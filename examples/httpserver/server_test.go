@@ -12,6 +12,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/packwheel/packwheel/idleconn"
 	"github.com/packwheel/packwheel/internal/cli"
 	"github.com/packwheel/packwheel/internal/engine"
 	"github.com/panjf2000/gnet/v2"
@@ -84,7 +85,7 @@ func TestKeepAlive(t *testing.T) {
 		require.Equal(t, "hello\n", body)
 		require.Equal(t, i > 0, reused, "request %d", i)
 	}
-	require.Eventually(t, func() bool { return srv.h.Stats().ReapedIdle == 1 }, 3*time.Second, 10*time.Millisecond)
+	require.Eventually(t, func() bool { return srv.h.Stats().Reaped(idleconn.Idle) == 1 }, 3*time.Second, 10*time.Millisecond)
 	body, reused := get(t, client, "http://"+addr+"/")
 	require.Equal(t, "hello\n", body)
 	require.False(t, reused, "a connection the server closed for idling was reused")
@@ -219,7 +220,7 @@ func TestSlowloris(t *testing.T) {
 	require.True(t, strings.HasPrefix(got, "HTTP/1.1 408 Request Timeout\r\n"), got)
 	require.GreaterOrEqual(t, elapsed, cfg.headerTimeout)
 	require.Less(t, elapsed, cfg.headerTimeout+srv.h.Resolution()+time.Second)
-	require.EqualValues(t, 1, srv.h.Stats().ReapedDeadline)
+	require.EqualValues(t, 1, srv.h.Stats().Reaped(idleconn.Deadline))
 }
 
 // TestWriteStall asks for a large answer and never reads: the server
@@ -233,7 +234,7 @@ func TestWriteStall(t *testing.T) {
 	defer c.Close()
 	_, err = io.WriteString(c, "GET /big?kb=65536 HTTP/1.1\r\nHost: x\r\n\r\n")
 	require.NoError(t, err)
-	require.Eventually(t, func() bool { return srv.h.Stats().ReapedWriteStall == 1 }, 5*time.Second, 10*time.Millisecond)
+	require.Eventually(t, func() bool { return srv.h.Stats().Reaped(idleconn.WriteStall) == 1 }, 5*time.Second, 10*time.Millisecond)
 }
 
 // TestCurl has curl make two requests on one connection.

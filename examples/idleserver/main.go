@@ -106,9 +106,9 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	defer tk.Stop()
 	status := func() {
 		s := h.Stats()
+		idle, life, stall := s.Reaped(idleconn.Idle), s.Reaped(idleconn.Lifetime), s.Reaped(idleconn.WriteStall)
 		fmt.Fprintf(out, "open %d  reaped %d (idle %d, lifetime %d, write stall %d)  refused %d\n",
-			s.Tracked, s.ReapedIdle+s.ReapedLifetime+s.ReapedWriteStall,
-			s.ReapedIdle, s.ReapedLifetime, s.ReapedWriteStall, s.Refused)
+			s.Tracked, idle+life+stall, idle, life, stall, s.Refused)
 	}
 	for {
 		select {
