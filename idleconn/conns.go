@@ -11,17 +11,18 @@ import (
 
 // DefaultMaxConns returns Options.MaxConns's default: the process's limit
 // on open descriptors (RLIMIT_NOFILE, which Go raises to its hard limit at
-// start-up), less 64 for the descriptors a server holds besides its
-// connections, less a burst of connections accepted before an event loop
-// can refuse them: a quarter of the limit, at most 4096, the default
-// listen backlog of Linux (net.core.somaxconn). For a limit of 20,000 it
-// is 15,840. Where the limit cannot be read it returns 0, no limit.
+// start-up), less an eighth of it, at most 64, for the descriptors a
+// server holds besides its connections, less a burst of connections
+// accepted before an event loop can refuse them: a quarter of the limit,
+// at most 4096, the default listen backlog of Linux (net.core.somaxconn).
+// For a limit of 20,000 it is 15,840; for 1,024, 704. Where the limit
+// cannot be read it returns 0, no limit. O(1), one system call.
 func DefaultMaxConns() int {
 	n := openFilesLimit()
 	if n <= 0 {
 		return 0
 	}
-	return max(n-64-min(n/4, 4096), 1)
+	return max(n-min(n/8, 64)-min(n/4, 4096), 1)
 }
 
 // admit counts c's open against MaxConns, and reports whether the server

@@ -75,7 +75,7 @@ func TestRun(t *testing.T) {
 	require.NoError(t, c.SetReadDeadline(time.Now().Add(5*time.Second)))
 	_, err = c.Read(buf)
 	require.ErrorIs(t, err, io.EOF)
-	waitLine(t, out, "open 0  reaped 1 (idle 1, lifetime 0, write stall 0)  refused 0")
+	waitLine(t, out, "open 0  reaped 1 (idle 1, lifetime 0, write stall 0, output full 0, input full 0, shed 0, shutdown 0)  refused 0")
 
 	cancel()
 	require.NoError(t, <-done)
@@ -97,10 +97,13 @@ func TestFlags(t *testing.T) {
 		{[]string{"-timeout", "999us"}, "-timeout 999µs: must be at least 1ms"},
 		{[]string{"-max-life", "-1s"}, "-max-life -1s: must not be negative (0: no limit)"},
 		{[]string{"-write-stall", "-1s"}, "-write-stall -1s: must not be negative (0: no limit)"},
-		{[]string{"-max-conns", "-1"}, "-max-conns -1: must not be negative (0: no limit)"},
+		{[]string{"-max-conns", "-1"}, "-max-conns -1: must not be negative (0: derived from ulimit -n)"},
 		{[]string{"-timeout", "1s", "x"}, `unexpected argument "x": idleserver takes flags only (see -h), and flags after an argument would be ignored`},
 		{[]string{"-loops", "0"}, "-loops 0: must be between 1 and 256, the most gnet runs"},
 		{[]string{"-stats", "0s"}, "-stats 0s: must be positive"},
+		{[]string{"-max-output", "0"}, "-max-output 0: must be positive"},
+		{[]string{"-max-input", "-1"}, "-max-input -1: must be positive"},
+		{[]string{"-drain", "-1s"}, "-drain -1s: must not be negative"},
 		{[]string{"-addr", "127.0.0.1"}, "listen on 127.0.0.1: address 127.0.0.1: missing port in address"},
 		{[]string{"-addr", busy.Addr().String()}, "listen on " + busy.Addr().String() + ": bind: address already in use"},
 	} {
@@ -119,7 +122,7 @@ func TestUsage(t *testing.T) {
 		{Args: []string{"-no-such-flag"}, Status: 2, Stderr: "flag provided but not defined: -no-such-flag"},
 		{Args: []string{"-timeout", "soon"}, Status: 2, Stderr: `invalid value "soon" for flag -timeout`},
 		{Args: []string{"-loops", "0"}, Status: 2, Stderr: "idleserver: -loops 0: must be between 1 and 256, the most gnet runs"},
-		{Args: []string{"-max-conns", "-5"}, Status: 2, Stderr: "idleserver: -max-conns -5: must not be negative (0: no limit)"},
+		{Args: []string{"-max-conns", "-5"}, Status: 2, Stderr: "idleserver: -max-conns -5: must not be negative (0: derived from ulimit -n)"},
 		{Args: []string{"-timeout", "1s", "extra"}, Status: 2, Stderr: `idleserver: unexpected argument "extra": idleserver takes flags only (see -h)`},
 		{Args: []string{"-addr", "127.0.0.1"}, Status: 1, Stderr: "idleserver: listen on 127.0.0.1: address 127.0.0.1: missing port in address"},
 		{Args: []string{"-h"}, Status: 0, Stderr: "Usage of idleserver:"},
@@ -148,7 +151,7 @@ func TestSignal(t *testing.T) {
 			out := lines(stdout)
 			waitLine(t, out, "listening on 127.0.0.1:")
 			require.NoError(t, cmd.Process.Signal(tc.sig))
-			waitLine(t, out, "open 0  reaped 0 (idle 0, lifetime 0, write stall 0)  refused 0")
+			waitLine(t, out, "open 0  reaped 0 (idle 0, lifetime 0, write stall 0, output full 0, input full 0, shed 0, shutdown 0)  refused 0")
 			waitLine(t, out, "stopped")
 			require.NoError(t, cmd.Wait())
 		})
@@ -156,13 +159,15 @@ func TestSignal(t *testing.T) {
 }
 
 // TestDescriptorLimit runs the command in child processes with a low
-// descriptor limit and dials 100 connections. Without -max-conns, and a
-// limit of 64, gnet's accept fails and stops the engine, and the command
-// must exit 1 saying so. With -max-conns 20 it refuses the excess and keeps
-// serving; the limit, 128, leaves room for the 20, the descriptors the
-// process holds besides (under 10) and a burst of 100 accepts: gnet's
-// main reactor accepts every connection waiting before an event loop's
-// OnOpen can refuse one, so a burst needs descriptors of its own.
+// descriptor limit and dials 100 connections. With -max-conns 0 and a
+// limit of 64, the default connection limit is 40 (idleconn's
+// DefaultMaxConns), which reserves 16 descriptors for a burst of
+// accepts: a burst of 100 still makes gnet's accept fail, which stops
+// the engine, and the command must exit 1 saying so. With -max-conns 20
+// and a limit of 128 it refuses the excess and keeps serving: the limit
+// leaves room for the 20, the descriptors the process holds besides (under
+// 10) and the burst, since gnet's main reactor accepts every connection
+// waiting before an event loop's OnOpen can refuse one.
 func TestDescriptorLimit(t *testing.T) {
 	if cmdtest.RunChild("idleserver", func() {
 		n, err := strconv.ParseUint(os.Getenv("IDLESERVER_TEST_NOFILE"), 10, 64)
