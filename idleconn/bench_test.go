@@ -76,14 +76,18 @@ func BenchmarkOnTraffic(b *testing.B) {
 	}
 }
 
-// BenchmarkOnTrafficWriteStall is BenchmarkOnTraffic's wrapped case with
-// a write stall timeout on, which makes OnTraffic look at the outbound
-// buffer after the wrapped handler (nothing is pending here, the common
-// case).
-func BenchmarkOnTrafficWriteStall(b *testing.B) {
+// BenchmarkOnTrafficAllLimits is BenchmarkOnTraffic's wrapped case with
+// every limit on: a write stall timeout, a drain rate, a lifetime, a
+// tight output limit, an input bound and overload scaling. OnTraffic
+// looks at the inbound and outbound buffers after the wrapped handler
+// whatever the options; nothing is pending here, the common case.
+func BenchmarkOnTrafficAllLimits(b *testing.B) {
+	opts := Options{Timeout: time.Minute, WriteStallTimeout: time.Minute, MinDrainRate: 1 << 10,
+		MaxLifetime: time.Hour, Output: OutputLimit{Max: 1 << 16, High: 1 << 14, Low: 1 << 12}, MaxInput: 1 << 16,
+		MaxConns: 1 << 20, Overload: Overload{Start: 0.9, Floor: 10 * time.Second}}
 	for _, n := range benchSizes {
 		b.Run(fmt.Sprintf("conns=%d", n), func(b *testing.B) {
-			f, _, conns := benchServer(b, &fdReader{}, Options{Timeout: time.Minute, WriteStallTimeout: time.Minute}, n, 1)
+			f, _, conns := benchServer(b, &fdReader{}, opts, n, 1)
 			b.ReportAllocs()
 			b.ResetTimer()
 			for i := range b.N {

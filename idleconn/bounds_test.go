@@ -3,6 +3,8 @@ package idleconn
 import (
 	"context"
 	"errors"
+	"fmt"
+	"math/rand/v2"
 	"testing"
 	"time"
 
@@ -491,4 +493,166 @@ func TestBoundsZeroAllocs(t *testing.T) {
 	assert.Zero(t, testing.AllocsPerRun(1000, step), "traffic with output pending, Writable, SetOutputLimit, polls")
 	assert.Zero(t, testing.AllocsPerRun(1000, linger), "CloseAfterFlush")
 	assert.Zero(t, testing.AllocsPerRun(1000, func() { _ = f.h.ShuttingDown(); _ = f.h.Stats() }), "ShuttingDown, Stats")
+}
+
+// simPeer is one connection of TestOutputBoundsRandom: how its peer
+// behaves, and what happened to it, as the reference sees it.
+type simPeer struct {
+	*fakeConn
+	add      int32         // what the server writes per request
+	every    time.Duration // between requests; 0 for none
+	rate     int           // bytes the peer reads a second, until stallAt
+	stallAt  time.Duration // when it stops reading
+	nextSend time.Duration
+	carry    int // read credit below a byte
+	// The reference's record: the latest data, the latest drain, when
+	// output last was empty, and every drain (time, bytes) of the last
+	// windows.
+	lastData, lastDrain, lastEmpty time.Duration
+	drains                         []drainEvent
+	closedAt                       time.Duration
+	why                            Reason
+	closedOut                      int32 // pending when closed
+}
+
+type drainEvent struct {
+	at    time.Duration
+	bytes int
+}
+
+// simWriter is the wrapped handler of TestOutputBoundsRandom: each
+// request is answered with the peer's add bytes, which stay pending.
+type simWriter struct{ gnet.BuiltinEventEngine }
+
+func (*simWriter) OnTraffic(c gnet.Conn) gnet.Action {
+	p := c.Context().(*simPeer)
+	p.out += p.add
+	return gnet.None
+}
+
+// TestOutputBoundsRandom checks the bounds on output against a reference
+// over random peers and options on a fake clock: every close comes for a
+// reason the reference agrees with, never early (a write stall after a
+// whole timeout without a drain, a slow drain after a whole window with
+// output pending and too little drained, idle after a whole timeout with
+// neither data nor a drain, output full above Max) and, with the loop on
+// time, at most Resolution late; a peer that reads fast enough and sends
+// often enough is never closed.
+func TestOutputBoundsRandom(t *testing.T) {
+	rng := rand.New(rand.NewPCG(testSeed(t), 0))
+	for round := range 24 {
+		timeout := time.Duration(50+rng.IntN(200)) * time.Millisecond
+		res := max(timeout/time.Duration(2+rng.IntN(8)), MinResolution)
+		opts := Options{Timeout: timeout, Resolution: res, Wheel: WheelKind(rng.IntN(2)),
+			WriteStallTimeout: time.Duration(20+rng.IntN(200)) * time.Millisecond,
+			Output:            OutputLimit{Max: 20_000 + rng.IntN(50_000), High: 8000, Low: 2000}}
+		if rng.IntN(3) > 0 {
+			opts.MinDrainRate = 10_000 + rng.IntN(100_000)
+			opts.DrainWindow = max(res, time.Duration(20+rng.IntN(200))*time.Millisecond)
+		}
+		t.Run(fmt.Sprintf("round=%d", round), func(t *testing.T) {
+			var peers []*simPeer
+			var f *fakeServer
+			elapsed := func() time.Duration { return f.clk.t.Sub(time.Unix(1e9, 0)) }
+			opts.OnReap = func(c gnet.Conn, why Reason) {
+				p := c.Context().(*simPeer)
+				p.closedAt, p.why, p.closedOut = elapsed(), why, p.out
+			}
+			f = newFakeServer(t, &simWriter{}, opts)
+			l := f.loop()
+			need := f.h.cfg.drainBytes
+			for fd := range 40 {
+				p := &simPeer{closedAt: -1, stallAt: 1 << 62}
+				switch fd % 5 {
+				case 0: // fast and chatty: never closed
+					p.add, p.every, p.rate = 500, timeout/4, 10*max(opts.MinDrainRate, 100_000)
+				case 1: // stops reading
+					p.add, p.every, p.rate = 500, timeout/4, 200_000
+					p.stallAt = time.Duration(rng.Int64N(int64(2 * timeout)))
+				case 2: // reads slowly
+					p.add, p.every, p.rate = 500, timeout/4, rng.IntN(max(opts.MinDrainRate, 1))
+				case 3: // asks for more than it reads
+					p.add, p.every, p.rate = int32(2000+rng.IntN(8000)), timeout/8, 50_000
+				default: // silent
+				}
+				p.fakeConn = &fakeConn{fd: 10 + fd, loop: l, open: true}
+				p.fakeConn.ctx = p
+				f.h.OnOpen(p.fakeConn)
+				p.fakeConn.ctx = p // the wrapped handler's context is its own
+				peers = append(peers, p)
+			}
+			const step = 250 * time.Microsecond
+			end := 8 * timeout
+			for elapsed() < end {
+				f.clk.t = f.clk.t.Add(step)
+				now := elapsed()
+				for _, p := range peers {
+					if !p.open {
+						continue
+					}
+					if p.every > 0 && now >= p.nextSend {
+						p.lastData, p.nextSend = now, now+p.every
+						if f.traffic(p.fakeConn) == gnet.Close {
+							continue
+						}
+					}
+					if now < p.stallAt && p.out > 0 {
+						p.carry += p.rate * int(step) / int(time.Second)
+						if n := min(int32(p.carry), p.out); n > 0 {
+							p.out -= n
+							p.carry -= int(n)
+							p.lastDrain = now
+							p.drains = append(p.drains, drainEvent{now, int(n)})
+						}
+					} else if now >= p.stallAt {
+						p.carry = 0
+					}
+					if p.out == 0 {
+						p.lastEmpty = now
+					}
+				}
+				f.h.wake(f.clk.t)
+				l.runQueued()
+			}
+
+			for i, p := range peers {
+				if i%5 == 0 {
+					require.Equal(t, -time.Duration(1), p.closedAt, "peer %d closed (%v)", i, p.why)
+					continue
+				}
+				if p.closedAt < 0 {
+					continue
+				}
+				at := p.closedAt
+				switch p.why {
+				case OutputFull:
+					require.Greater(t, int(p.closedOut), opts.Output.Max, "peer %d", i)
+				case WriteStall:
+					since := max(p.lastDrain, p.lastEmpty)
+					require.GreaterOrEqual(t, at-since, opts.WriteStallTimeout, "peer %d stalled early", i)
+					require.LessOrEqual(t, at-since, opts.WriteStallTimeout+res, "peer %d stalled late", i)
+				case SlowDrain:
+					require.NotZero(t, need)
+					require.GreaterOrEqual(t, at-p.lastEmpty, opts.DrainWindow, "peer %d: output not pending a whole window", i)
+					drained := 0
+					for _, d := range p.drains {
+						if d.at > at-opts.DrainWindow {
+							drained += d.bytes
+						}
+					}
+					require.Less(t, drained, need, "peer %d drained enough in its last window", i)
+				case Idle:
+					since := max(p.lastData, p.lastDrain)
+					require.GreaterOrEqual(t, at-since, timeout, "peer %d idle early", i)
+					require.LessOrEqual(t, at-since, timeout+res, "peer %d idle late", i)
+				default:
+					t.Fatalf("peer %d closed for %v", i, p.why)
+				}
+			}
+			st := f.h.Stats()
+			t.Logf("closed: output full %d, write stall %d, slow drain %d, idle %d; open %d",
+				st.Reaped(OutputFull), st.Reaped(WriteStall), st.Reaped(SlowDrain), st.Reaped(Idle), st.Tracked)
+			require.True(t, settled(f.h, st.Tracked))
+		})
+	}
 }

@@ -69,6 +69,20 @@ func TestNewValidates(t *testing.T) {
 		{Options{Timeout: time.Hour, Resolution: time.Second}, "idleconn: Resolution 1s must be at least Timeout/1024 (3.515625s)"},
 		{Options{Timeout: time.Second, Wheel: 7}, "idleconn: Wheel WheelKind(7) is neither Hashed nor Hierarchical"},
 		{Options{Timeout: time.Second, MaxLifetime: -1}, "idleconn: MaxLifetime must not be negative (zero means no limit)"},
+		{Options{Timeout: time.Second, DrainWindow: -1}, "idleconn: DrainWindow must not be negative (zero means 10s)"},
+		{Options{Timeout: time.Second, Linger: -1}, "idleconn: Linger must not be negative (zero means DefaultLinger)"},
+		{Options{Timeout: time.Second, MinDrainRate: -1}, "idleconn: MinDrainRate must not be negative (zero means no limit)"},
+		{Options{Timeout: time.Second, DrainWindow: time.Second}, "idleconn: DrainWindow is set but MinDrainRate is not"},
+		{Options{Timeout: time.Second, MinDrainRate: 1, DrainWindow: time.Millisecond}, "idleconn: DrainWindow 1ms must be at least Resolution (125ms)"},
+		{Options{Timeout: time.Second, MaxInput: -1}, "idleconn: MaxInput must not be negative (zero means DefaultMaxInput)"},
+		{Options{Timeout: time.Second, Output: OutputLimit{Max: 10, High: 20, Low: 5}}, "idleconn: Output {Max:10 High:20 Low:5}: want 0 < Low <= High <= Max"},
+		{Options{Timeout: time.Second, Output: OutputLimit{Max: 10, High: 5, Low: 6}}, "idleconn: Output {Max:10 High:5 Low:6}: want 0 < Low <= High <= Max"},
+		{Options{Timeout: time.Second, Output: OutputLimit{Max: 10}}, "idleconn: Output {Max:10 High:0 Low:0}: want 0 < Low <= High <= Max"},
+		{Options{Timeout: time.Second, MaxConns: -1, Overload: Overload{Start: 0.5, Floor: time.Second}}, "idleconn: Overload needs a MaxConns limit"},
+		{Options{Timeout: time.Second, MaxConns: 10, Overload: Overload{Start: 1, Floor: time.Second}}, "idleconn: Overload.Start 1 must lie strictly between 0 and 1"},
+		{Options{Timeout: time.Second, MaxConns: 10, Overload: Overload{Floor: time.Second}}, "idleconn: Overload.Start 0 must lie strictly between 0 and 1"},
+		{Options{Timeout: time.Second, MaxConns: 10, Overload: Overload{Start: 0.5, Floor: time.Millisecond}}, "idleconn: Overload.Floor 1ms must lie between Resolution (125ms) and Timeout (1s)"},
+		{Options{Timeout: time.Second, MaxConns: 10, Overload: Overload{Start: 0.5, Floor: 2 * time.Second}}, "idleconn: Overload.Floor 2s must lie between Resolution (125ms) and Timeout (1s)"},
 	} {
 		_, err := New(&nopHandler{}, tc.opts)
 		assert.EqualError(t, err, tc.err, "%+v", tc.opts)
@@ -83,6 +97,18 @@ func TestNewValidates(t *testing.T) {
 	h, err = New(&nopHandler{}, Options{Timeout: 2 * time.Millisecond})
 	require.NoError(t, err)
 	assert.Equal(t, MinResolution, h.cfg.resolution, "default Resolution is at least MinResolution")
+
+	// The bounds' defaults, and none for MaxConns below zero.
+	assert.Equal(t, DefaultOutput, h.cfg.output)
+	assert.Equal(t, DefaultMaxInput, h.cfg.maxInput)
+	assert.Equal(t, limitTicks(DefaultLinger, h.cfg.tick), h.cfg.lingerTicks)
+	assert.Equal(t, DefaultMaxConns(), h.Stats().MaxConns)
+	assert.Positive(t, DefaultMaxConns(), "this machine has a descriptor limit")
+	h, err = New(&nopHandler{}, Options{Timeout: time.Second, MaxConns: -1, MinDrainRate: 1000})
+	require.NoError(t, err)
+	assert.Zero(t, h.Stats().MaxConns)
+	assert.Equal(t, 10_000, h.cfg.drainBytes, "1000 B/s over the default 10s window")
+	assert.NoError(t, DefaultOutput.check("DefaultOutput"))
 }
 
 // TestFdReuse checks that a connection given the descriptor of one that
