@@ -27,6 +27,9 @@ func (r *fdReader) OnTraffic(c gnet.Conn) gnet.Action {
 // benchServer opens n fake connections spread over loops fake loops and
 // returns them in a random order, the order traffic will visit them.
 func benchServer(b *testing.B, user gnet.EventHandler, opts Options, n, loops int) (*fakeServer, []*fakeLoop, []*fakeConn) {
+	if opts.MaxConns == 0 {
+		opts.MaxConns = -1 // more than the descriptor limit allows
+	}
 	f := newFakeServer(b, user, opts)
 	ls := make([]*fakeLoop, loops)
 	for i := range ls {
@@ -84,7 +87,7 @@ func BenchmarkOnTraffic(b *testing.B) {
 func BenchmarkOnTrafficAllLimits(b *testing.B) {
 	opts := Options{Timeout: time.Minute, WriteStallTimeout: time.Minute, MinDrainRate: 1 << 10,
 		MaxLifetime: time.Hour, Output: OutputLimit{Max: 1 << 16, High: 1 << 14, Low: 1 << 12}, MaxInput: 1 << 16,
-		MaxConns: 1 << 20, Overload: Overload{Start: 0.9, Floor: 10 * time.Second}}
+		MaxConns: 1 << 20, Overload: Overload{Start: 0.9, Floor: 10 * time.Second}} // no connection refused
 	for _, n := range benchSizes {
 		b.Run(fmt.Sprintf("conns=%d", n), func(b *testing.B) {
 			f, _, conns := benchServer(b, &fdReader{}, opts, n, 1)
@@ -339,7 +342,7 @@ func BenchmarkMemoryPerConn(b *testing.B) {
 			conns[i] = &fakeConn{fd: 10 + i, open: true}
 		}
 		before := liveHeap()
-		f := newFakeServer(b, &nopHandler{}, Options{Timeout: time.Minute})
+		f := newFakeServer(b, &nopHandler{}, Options{Timeout: time.Minute, MaxConns: -1})
 		ls := []*fakeLoop{f.loop(), f.loop()}
 		for i, c := range conns {
 			c.loop = ls[i%2]
