@@ -39,7 +39,7 @@ func main() { cli.Main("httpserver", run) }
 
 func run(ctx context.Context, args []string, out io.Writer) error {
 	fs := flag.NewFlagSet("httpserver", flag.ContinueOnError)
-	addr := fs.String("addr", "127.0.0.1:8080", "TCP address to listen on")
+	addr := cli.AddrFlag(fs, "addr", "127.0.0.1:8080", "TCP `address` to listen on")
 	loops := fs.Int("loops", runtime.NumCPU(), "event loops")
 	var cfg config
 	fs.DurationVar(&cfg.headerTimeout, "header-timeout", 5*time.Second, "time to receive a whole request head, from its first byte; then 408 and close")

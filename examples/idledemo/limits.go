@@ -5,6 +5,8 @@ package main
 import (
 	"fmt"
 	"syscall"
+
+	"github.com/packwheel/packwheel/internal/cli"
 )
 
 // Descriptors the process holds besides its connections: standard files,
@@ -38,7 +40,9 @@ func checkDescriptors(clients, loops int) (descriptorLimit, error) {
 	}
 	l := descriptorLimit{limit: rl.Cur, need: uint64(2*clients + reservedDescriptors + descriptorsPerLoop*loops)}
 	if l.need > l.limit {
-		return l, fmt.Errorf("%d clients need about %d file descriptors, two per connection (client and server ends) "+
+		// Nothing has run, and the command line must change (or the
+		// limit): a usage error, as for any value refused up front.
+		return l, cli.Usagef("%d clients need about %d file descriptors, two per connection (client and server ends) "+
 			"and some for the event loops, more than the limit of %d: raise it with ulimit -n, or run fewer clients",
 			clients, l.need, l.limit)
 	}

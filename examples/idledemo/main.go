@@ -7,11 +7,13 @@
 //
 // It starts a gnet echo server wrapped by idleconn in-process, and a few
 // thousand loopback clients of three kinds: chatty ones, which talk every
-// Timeout/4 in sessions shorter than MaxLifetime; silent ones, which
-// connect and say nothing; and trickling ones, which send one byte every
-// Timeout/2 and so are only ever closed by MaxLifetime. Clients reconnect
-// when their connection ends. It prints progress every second and ends
-// with a table, counted by the server: connections accepted; reaped idle,
+// Timeout/4 and hang up after 2 × Timeout, shorter than MaxLifetime;
+// silent ones, which connect and say nothing; and trickling ones, which
+// send one byte every Timeout/2 and so are only ever closed by
+// MaxLifetime. Clients reconnect when their connection ends, so each makes
+// several connections in a run. It prints progress every second and ends
+// with a table, counted by the server, a row per kind of client, followed
+// by what each row counts: connections accepted; reaped idle,
 // reaped at MaxLifetime or closed by the client; how many were reaped late
 // and the worst lateness; connections closed early (which must be 0); and
 // connections of active clients reaped because no data reached the server
@@ -22,9 +24,10 @@
 //
 // It runs on Unix systems (Linux, macOS, the BSDs): it binds its clients'
 // sockets itself and reads the descriptor limit. It takes flags only, and
-// exits with status 2 for a bad command line, 1 if the run fails: a
-// connection closed early, a client that cannot connect, the server
-// stopping, or more file descriptors needed than ulimit -n allows.
+// exits with status 2 for a bad command line, which includes more clients
+// than ulimit -n leaves descriptors for, and 1 if the run fails: a
+// connection closed early, a client that cannot connect, or the server
+// stopping (gnet stops it when an accept finds no descriptor left).
 package main
 
 import (

@@ -36,6 +36,11 @@ func TestTiny(t *testing.T) {
 	}
 	requireCountsAddUp(t, res)
 	require.Contains(t, out.String(), "closed early")
+	// What each row counts, from the run's own settings.
+	require.Contains(t, out.String(), "each makes several connections in 1.5s:\n"+
+		"  chatty   talk every 50ms and hang up after 400ms: about 4 connections each, closed by the client\n"+
+		"  silent   say nothing: reaped idle after 200ms, about 8 each\n"+
+		"  trickle  send a byte every 100ms: reaped at MaxLifetime, 500ms, about 3 each\n")
 	require.Contains(t, out.String(), "wheel memory:")
 	require.NotContains(t, out.String(), "note:", "127.0.0.10 and up are local on Linux")
 }
@@ -164,13 +169,14 @@ func lowerDescriptorLimit(n uint64, extra int) {
 }
 
 // TestDescriptorLimit checks, in a child process, that a run needing more
-// descriptors than the limit is refused up front, saying why.
+// descriptors than the limit is refused up front as a bad command line,
+// saying why.
 func TestDescriptorLimit(t *testing.T) {
 	if cmdtest.RunChild("idledemo", func() { lowerDescriptorLimit(256, 0); main() }) {
 		return
 	}
 	cmdtest.CheckUsage(t, "TestDescriptorLimit", "server on", []cmdtest.Usage{
-		{Args: []string{"-chatty", "0", "-silent", "200", "-trickle", "0", "-loops", "1"}, Status: 1,
+		{Args: []string{"-chatty", "0", "-silent", "200", "-trickle", "0", "-loops", "1"}, Status: 2,
 			Stderr: "idledemo: 200 clients need about 434 file descriptors, two per connection (client and server ends) " +
 				"and some for the event loops, more than the limit of 256: raise it with ulimit -n, or run fewer clients\n"},
 	})

@@ -53,7 +53,7 @@ func main() { cli.Main("idleserver", run) }
 // success; a bad command line is a cli.UsageError.
 func run(ctx context.Context, args []string, out io.Writer) error {
 	fs := flag.NewFlagSet("idleserver", flag.ContinueOnError)
-	addr := fs.String("addr", "127.0.0.1:9000", "TCP address to listen on")
+	addr := cli.AddrFlag(fs, "addr", "127.0.0.1:9000", "TCP `address` to listen on")
 	timeout := fs.Duration("timeout", 30*time.Second, "close connections idle this long")
 	loops := fs.Int("loops", runtime.NumCPU(), "event loops")
 	wheel := fs.String("wheel", "hashed", "timer wheel: hashed or hierarchical")

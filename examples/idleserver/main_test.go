@@ -104,7 +104,8 @@ func TestFlags(t *testing.T) {
 		{[]string{"-max-output", "0"}, "-max-output 0: must be positive"},
 		{[]string{"-max-input", "-1"}, "-max-input -1: must be positive"},
 		{[]string{"-drain", "-1s"}, "-drain -1s: must not be negative"},
-		{[]string{"-addr", "127.0.0.1"}, "listen on 127.0.0.1: address 127.0.0.1: missing port in address"},
+		{[]string{"-addr", "127.0.0.1"}, `invalid value "127.0.0.1" for flag -addr: want host:port, as in 127.0.0.1:9000 (missing port in address)`},
+		{[]string{"-addr", "127.0.0.1:99999"}, `invalid value "127.0.0.1:99999" for flag -addr: port "99999": want a number from 0 to 65535 (0: any free port)`},
 		{[]string{"-addr", busy.Addr().String()}, "listen on " + busy.Addr().String() + ": bind: address already in use"},
 	} {
 		err := run(context.Background(), tc.args, io.Discard)
@@ -124,7 +125,8 @@ func TestUsage(t *testing.T) {
 		{Args: []string{"-loops", "0"}, Status: 2, Stderr: "idleserver: -loops 0: must be between 1 and 256, the most gnet runs"},
 		{Args: []string{"-max-conns", "-5"}, Status: 2, Stderr: "idleserver: -max-conns -5: must not be negative (0: derived from ulimit -n)"},
 		{Args: []string{"-timeout", "1s", "extra"}, Status: 2, Stderr: `idleserver: unexpected argument "extra": idleserver takes flags only (see -h)`},
-		{Args: []string{"-addr", "127.0.0.1"}, Status: 1, Stderr: "idleserver: listen on 127.0.0.1: address 127.0.0.1: missing port in address"},
+		{Args: []string{"-addr", "nonsense"}, Status: 2, Stderr: `invalid value "nonsense" for flag -addr: want host:port, as in 127.0.0.1:9000 (missing port in address)`},
+		{Args: []string{"-addr", "127.0.0.1:99999"}, Status: 2, Stderr: `invalid value "127.0.0.1:99999" for flag -addr: port "99999": want a number`},
 		{Args: []string{"-h"}, Status: 0, Stderr: "Usage of idleserver:"},
 		{Args: []string{"-help"}, Status: 0, Stderr: "Usage of idleserver:"},
 	})

@@ -11,7 +11,8 @@
 //	echo hi > /dev/udp/127.0.0.1/9001 # bash
 //
 // It stops on SIGINT or SIGTERM. It takes flags only, and exits with
-// status 2 for a bad command line and 1 if it cannot listen.
+// status 2 for a bad command line, a malformed -addr included, and 1 if it
+// cannot listen.
 package main
 
 import (
@@ -41,13 +42,14 @@ func parseFlags(args []string) (config, error) {
 	// would name os.Args[0], a temporary path under go run.
 	fs := flag.NewFlagSet("udpsessions", flag.ContinueOnError)
 	var cfg config
-	fs.StringVar(&cfg.addr, "addr", "127.0.0.1:9001", "UDP `address` to listen on")
+	addr := cli.AddrFlag(fs, "addr", "127.0.0.1:9001", "UDP `address` to listen on")
 	fs.DurationVar(&cfg.timeout, "timeout", 5*time.Second, "expire a session after this much silence")
 	fs.DurationVar(&cfg.resolution, "resolution", 10*time.Millisecond, "tick length: sessions expire up to this much after the timeout")
 	fs.StringVar(&cfg.wheel, "wheel", "hierarchical", "timer wheel: hashed or hierarchical")
 	if err := cli.Parse(fs, args); err != nil {
 		return cfg, err
 	}
+	cfg.addr = *addr
 	switch {
 	case cfg.timeout <= 0:
 		return cfg, cli.Usagef("-timeout %v: must be positive", cfg.timeout)

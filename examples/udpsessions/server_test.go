@@ -225,12 +225,16 @@ func TestRunStops(t *testing.T) {
 }
 
 // TestUsage checks, in child processes, the exit status and message of
-// each kind of bad command line, that none of them starts the server, and
-// that the usage names the program rather than the binary's path.
+// each kind of bad command line and of an address that cannot be had,
+// that none of them starts the server, and that the usage names the
+// program rather than the binary's path.
 func TestUsage(t *testing.T) {
 	if cmdtest.RunChild("udpsessions", main) {
 		return
 	}
+	busy, err := net.ListenPacket("udp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer busy.Close()
 	cmdtest.CheckUsage(t, "TestUsage", "listening on", []cmdtest.Usage{
 		{Args: []string{"-h"}, Status: 0, Stderr: "Usage of udpsessions:\n"},
 		{Args: []string{"-no-such-flag"}, Status: 2, Stderr: "flag provided but not defined: -no-such-flag"},
@@ -238,7 +242,10 @@ func TestUsage(t *testing.T) {
 		{Args: []string{"-timeout", "0s"}, Status: 2, Stderr: "udpsessions: -timeout 0s: must be positive\n"},
 		{Args: []string{"-resolution", "-1ms"}, Status: 2, Stderr: "udpsessions: -resolution -1ms: must be positive\n"},
 		{Args: []string{"-wheel", "calendar"}, Status: 2, Stderr: `udpsessions: -wheel "calendar": want hashed or hierarchical`},
-		{Args: []string{"-addr", "127.0.0.1:bad"}, Status: 1, Stderr: "udpsessions: "},
+		{Args: []string{"-addr", "nonsense"}, Status: 2, Stderr: `invalid value "nonsense" for flag -addr: want host:port`},
+		{Args: []string{"-addr", "127.0.0.1:bad"}, Status: 2, Stderr: `invalid value "127.0.0.1:bad" for flag -addr: port "bad": want a number from 0 to 65535`},
+		// A well-formed address that cannot be had is a failure, not a usage error.
+		{Args: []string{"-addr", busy.LocalAddr().String()}, Status: 1, Stderr: "udpsessions: listen udp " + busy.LocalAddr().String() + ": bind: address already in use\n"},
 	})
 }
 

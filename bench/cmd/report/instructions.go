@@ -31,11 +31,6 @@ type instrRun struct {
 // implementation shares, and how much the timers'. The reference inlines
 // its timers into the simulation, so it gets a total only.
 func countInstructions(dir string, pairs int, reference string, out, progress io.Writer) error {
-	for _, tool := range []string{"valgrind", "callgrind_annotate"} {
-		if _, err := exec.LookPath(tool); err != nil {
-			return fmt.Errorf("-instructions needs %s (Debian: apt-get install valgrind): %w", tool, err)
-		}
-	}
 	bin, cleanup, err := buildWorkUnits(dir)
 	if err != nil {
 		return err

@@ -13,17 +13,23 @@
 // Run it from the bench module's directory:
 //
 //	go run ./cmd/report          # the full matrix: about 50 minutes on 2 CPUs (-count 3: 30)
-//	go run ./cmd/report -quick   # n <= 100k, short runs: about five minutes
+//	go run ./cmd/report -quick   # n <= 100k, short runs: about two minutes
 //	go run ./cmd/report -instructions 1000 -reference PATH  # instruction counts only, under valgrind: six minutes
 //
 // A quick run writes to a temporary directory unless -out is given, so that
 // it does not replace the committed results. The tables and the chart are
 // made from raw.txt, workunits.txt and instructions.txt alone; -regen
-// remakes them without measuring.
+// remakes them without measuring, and -instructions adds its counts to
+// those a measurement left in -out.
+//
+// It checks its flags, the programs they call for and the output
+// directory before it measures anything, and exits 2 if they will not do
+// (TestInputsCheckedFirst); 1 if a measurement fails.
 package main
 
 import (
 	"bytes"
+	"errors"
 	"flag"
 	"fmt"
 	"os"
@@ -32,45 +38,157 @@ import (
 	"strconv"
 	"strings"
 	"time"
+
+	"github.com/packwheel/packwheel/internal/cli"
 )
 
 func main() {
-	quick := flag.Bool("quick", false, "sizes up to 100k, short runs, 1,000 work-unit pairs: about five minutes")
-	count := flag.Int("count", 5, "runs of each benchmark; figures are medians")
-	benchtime := flag.String("benchtime", "1s", "go test -benchtime for each run")
-	sizes := flag.String("sizes", "10000,100000,1000000,10000000", "numbers of outstanding timers, comma-separated")
-	pairs := flag.String("pairs", "1000,8000", "work-unit pair counts, comma-separated; empty for none")
-	workCount := flag.Int("workcount", 3, "runs of each work-unit configuration")
-	reference := flag.String("reference", "", "the C++ reference's benchmark binary (Ratas's test_benchmark), run beside the work units; empty for none")
-	out := flag.String("out", "", "output directory (default results, or a temporary one with -quick)")
-	regen := flag.Bool("regen", false, "measure nothing: rewrite the tables and the chart from the raw files in -out")
-	instructions := flag.Int("instructions", 0, "time nothing: count the instructions the work units execute at this many pairs, range on, "+
-		"under valgrind's callgrind (beside -reference's if given), write instructions.txt to -out and regenerate; 0 for none")
-	flag.Parse()
-	if *quick {
-		*count, *benchtime, *sizes, *pairs, *workCount = 3, "100ms", "10000,100000", "1000", 1
+	os.Exit(cli.Status("report", run(os.Args[1:]), os.Stderr))
+}
+
+// options is what the command line asks for, checked by parseOptions.
+type options struct {
+	count, workCount int
+	benchtime        string
+	sizes, pairs     []int
+	reference        string
+	dir              string // output directory; "" for a new temporary one
+	regen            bool
+	instructions     int // pairs to count instructions at; 0 for none
+}
+
+// run does what args ask. Every input it can check, it checks before
+// measuring anything: a full report takes most of an hour.
+func run(args []string) error {
+	o, err := parseOptions(args)
+	if err != nil {
+		return err
 	}
-	err := func() error {
-		dir, err := outDir(*out, *quick)
-		if err != nil {
+	dir := o.dir
+	if dir == "" {
+		if dir, err = os.MkdirTemp("", "packwheel-report-quick"); err != nil {
 			return err
 		}
-		switch {
-		case *instructions > 0:
-			if err := measureInstructions(dir, *instructions, *reference); err != nil {
-				return err
-			}
-		case !*regen:
-			if err := measure(dir, *count, *benchtime, *sizes, *pairs, *workCount, *reference); err != nil {
-				return err
+	}
+	switch {
+	case o.instructions > 0:
+		if err := measureInstructions(dir, o.instructions, o.reference); err != nil {
+			return err
+		}
+	case !o.regen:
+		if err := measure(dir, o.count, o.benchtime, o.sizes, o.pairs, o.workCount, o.reference); err != nil {
+			return err
+		}
+	}
+	return generate(dir)
+}
+
+// parseOptions parses args and checks them, the tools they call for and
+// the output directory, returning a cli.UsageError for anything that
+// would otherwise fail only after the measuring. It makes the output
+// directory a measurement writes to.
+func parseOptions(args []string) (options, error) {
+	fs := flag.NewFlagSet("report", flag.ContinueOnError)
+	quick := fs.Bool("quick", false, "sizes up to 100k, short runs, 1,000 work-unit pairs, into a temporary directory unless -out: about two minutes")
+	count := fs.Int("count", 5, "runs of each benchmark; figures are medians")
+	benchtime := fs.String("benchtime", "1s", "go test -benchtime for each run: a duration, or Nx")
+	sizes := fs.String("sizes", "10000,100000,1000000,10000000", "numbers of outstanding timers, comma-separated")
+	pairs := fs.String("pairs", "1000,8000", "work-unit pair counts, comma-separated; empty for none")
+	workCount := fs.Int("workcount", 3, "runs of each work-unit configuration")
+	reference := fs.String("reference", "", "the C++ reference's benchmark binary (Ratas's test_benchmark), run beside the work units; empty for none")
+	out := fs.String("out", "", "output directory (default results, or a temporary one with -quick)")
+	regen := fs.Bool("regen", false, "measure nothing: rewrite the tables and the chart from the raw files in -out")
+	instructions := fs.Int("instructions", 0, "time nothing: count the instructions the work units execute at this many pairs, range on, "+
+		"under valgrind's callgrind (beside -reference's if given), write instructions.txt to -out and regenerate from the raw files there; 0 for none")
+	if err := cli.Parse(fs, args); err != nil {
+		return options{}, err
+	}
+	o := options{count: *count, workCount: *workCount, benchtime: *benchtime, reference: *reference,
+		dir: *out, regen: *regen, instructions: *instructions}
+	if *quick {
+		o.count, o.benchtime, *sizes, *pairs, o.workCount = 3, "100ms", "10000,100000", "1000", 1
+	}
+	if _, err := os.Stat("go.mod"); err != nil {
+		return o, cli.Usagef("run from the bench module's directory: %w", err)
+	}
+	var err error
+	if o.sizes, err = parseInts("-sizes", *sizes); err != nil {
+		return o, err
+	}
+	if o.pairs, err = parseInts("-pairs", *pairs); err != nil {
+		return o, err
+	}
+	measuring := o.instructions == 0 && !o.regen
+	switch {
+	case o.instructions < 0:
+		return o, cli.Usagef("-instructions %d: want a number of pairs, or 0 for none", o.instructions)
+	case *quick && !measuring:
+		return o, cli.Usagef("-quick sets how to measure; -regen and -instructions time nothing")
+	case o.count < 1:
+		return o, cli.Usagef("-count %d: want at least 1", o.count)
+	case o.workCount < 1:
+		return o, cli.Usagef("-workcount %d: want at least 1", o.workCount)
+	case measuring && len(o.sizes) == 0:
+		return o, cli.Usagef("-sizes %q: want at least one size", *sizes)
+	}
+	if err := checkBenchtime(o.benchtime); err != nil {
+		return o, err
+	}
+	if o.reference != "" {
+		// As exec.Command will look for it.
+		if _, err := exec.LookPath(o.reference); err != nil {
+			return o, cli.Usagef("-reference: %w", err)
+		}
+	}
+	switch {
+	case o.dir == "" && !*quick:
+		o.dir = committedResults
+	case o.dir == "":
+		return o, nil // a new temporary directory
+	}
+	if !measuring {
+		// Both regenerate the tables from what a measurement left in dir.
+		for _, name := range []string{rawFile, workFile} {
+			if _, err := os.Stat(filepath.Join(o.dir, name)); err != nil {
+				return o, cli.Usagef("-out %s has no %s: -regen and -instructions make the tables from the files a measurement "+
+					"wrote there; give -out such a directory (results, or that of an earlier run): %w", o.dir, name, err)
 			}
 		}
-		return generate(dir)
-	}()
-	if err != nil {
-		fmt.Fprintln(os.Stderr, "report:", err)
-		os.Exit(1)
 	}
+	if o.instructions > 0 {
+		for _, tool := range []string{"valgrind", "callgrind_annotate"} {
+			if _, err := exec.LookPath(tool); err != nil {
+				return o, cli.Usagef("-instructions needs %s (Debian: apt-get install valgrind): %w", tool, err)
+			}
+		}
+	}
+	return o, checkWritable(o.dir)
+}
+
+// checkBenchtime refuses a -benchtime go test would refuse, which it
+// would do only once the benchmarks had been built.
+func checkBenchtime(s string) error {
+	if n, ok := strings.CutSuffix(s, "x"); ok {
+		if v, err := strconv.Atoi(n); err == nil && v > 0 {
+			return nil
+		}
+	} else if d, err := time.ParseDuration(s); err == nil && d > 0 {
+		return nil
+	}
+	return cli.Usagef("-benchtime %q: want a positive duration, such as 1s, or a count of iterations, such as 100x", s)
+}
+
+// checkWritable makes dir if need be and checks that a file can be
+// written in it, where the results will go at the end.
+func checkWritable(dir string) error {
+	if err := os.MkdirAll(dir, 0o755); err != nil {
+		return cli.Usagef("-out: %w", err)
+	}
+	f, err := os.CreateTemp(dir, ".report-check-*")
+	if err != nil {
+		return cli.Usagef("-out: %w", err)
+	}
+	return errors.Join(f.Close(), os.Remove(f.Name()))
 }
 
 // The files a measurement writes, from which generate makes the others.
@@ -79,32 +197,10 @@ const (
 	workFile = "workunits.txt" // one line per work-unit run
 )
 
-func outDir(out string, quick bool) (string, error) {
-	if _, err := os.Stat("go.mod"); err != nil {
-		return "", fmt.Errorf("run from the bench module's directory: %w", err)
-	}
-	switch {
-	case out != "":
-	case quick:
-		return os.MkdirTemp("", "packwheel-report-quick")
-	default:
-		out = "results"
-	}
-	return out, os.MkdirAll(out, 0o755)
-}
-
 // measure runs the benchmarks and the work units and writes the raw files.
 // The run's settings go into raw.txt as configuration lines, which benchstat
 // shows and generate reads back.
-func measure(dir string, count int, benchtime, sizeList, pairList string, workCount int, reference string) error {
-	sizes, err := parseInts("-sizes", sizeList)
-	if err != nil {
-		return err
-	}
-	pairs, err := parseInts("-pairs", pairList)
-	if err != nil {
-		return err
-	}
+func measure(dir string, count int, benchtime string, sizes, pairs []int, workCount int, reference string) error {
 	start := time.Now()
 	var raw, work bytes.Buffer
 	fmt.Fprintf(&raw, "report-date: %s\n", start.Format("2006-01-02"))
@@ -189,7 +285,7 @@ func parseInts(flagName, list string) ([]int, error) {
 		}
 		v, err := strconv.Atoi(f)
 		if err != nil || v <= 0 {
-			return nil, fmt.Errorf("bad %s entry %q", flagName, f)
+			return nil, cli.Usagef("%s: bad entry %q: want positive whole numbers, comma-separated", flagName, f)
 		}
 		ints = append(ints, v)
 	}

@@ -1,0 +1,149 @@
+package packwheel_test
+
+import (
+	"fmt"
+	"go/ast"
+	"go/doc"
+	"go/parser"
+	"go/scanner"
+	"go/token"
+	"os"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// snippetSource is the first line of every Go snippet in README.md: the
+// command that runs the Example it comes from.
+var snippetSource = regexp.MustCompile(`^// runnable: go test -run '\^(Example\w*)\$' -v (\.|\./[\w/]+)$`)
+
+// TestReadmeSnippets keeps README.md's Go snippets from rotting: each must
+// name, in its first line, a runnable Example (one with an Output
+// comment), and its lines of code must appear, in order, in the file that
+// holds that Example, so that they compile and run there. Comments and
+// layout may differ; lines the snippet leaves out (set-up, the example's
+// client) may lie between.
+func TestReadmeSnippets(t *testing.T) {
+	readme, err := os.ReadFile("README.md")
+	require.NoError(t, err)
+	snippets := goSnippets(string(readme))
+	require.NotEmpty(t, snippets)
+	for _, sn := range snippets {
+		t.Run(fmt.Sprintf("README.md:%d", sn.line), func(t *testing.T) {
+			first, body, _ := strings.Cut(sn.text, "\n")
+			m := snippetSource.FindStringSubmatch(first)
+			require.NotNil(t, m, "a Go snippet must start with %q, naming the Example that runs it; this one starts %q",
+				"// runnable: go test -run '^ExampleName$' -v ./dir", first)
+			file, err := exampleFile(m[2], m[1])
+			require.NoError(t, err)
+			src, err := os.ReadFile(file)
+			require.NoError(t, err)
+			want, err := codeLines(body)
+			require.NoError(t, err)
+			have, err := codeLines(string(src))
+			require.NoError(t, err, file)
+			i := 0
+			for _, line := range want {
+				for i < len(have) && have[i] != line {
+					i++
+				}
+				if i == len(have) {
+					t.Fatalf("the snippet's line\n\t%s\nis not in %s after the lines before it", line, file)
+				}
+				i++
+			}
+		})
+	}
+}
+
+// snippet is a fenced Go block of README.md.
+type snippet struct {
+	line int // of its first line of code
+	text string
+}
+
+// goSnippets returns the ```go blocks of markdown.
+func goSnippets(markdown string) []snippet {
+	var out []snippet
+	var cur *strings.Builder
+	start := 0
+	for n, line := range strings.Split(markdown, "\n") {
+		switch {
+		case cur == nil && line == "```go":
+			cur, start = new(strings.Builder), n+2
+		case cur != nil && line == "```":
+			out = append(out, snippet{start, cur.String()})
+			cur = nil
+		case cur != nil:
+			cur.WriteString(line + "\n")
+		}
+	}
+	return out
+}
+
+// exampleFile returns the file of the test files in dir that declares the
+// Example name, if it is runnable.
+func exampleFile(dir, name string) (string, error) {
+	fset := token.NewFileSet()
+	paths, err := filepath.Glob(filepath.Join(dir, "*_test.go"))
+	if err != nil {
+		return "", err
+	}
+	var files []*ast.File
+	for _, p := range paths {
+		f, err := parser.ParseFile(fset, p, nil, parser.ParseComments)
+		if err != nil {
+			return "", err
+		}
+		files = append(files, f)
+	}
+	for _, ex := range doc.Examples(files...) {
+		if "Example"+ex.Name != name {
+			continue
+		}
+		if ex.Output == "" && !ex.EmptyOutput {
+			return "", fmt.Errorf("%s in %s has no Output comment: go test compiles it but never runs it", name, dir)
+		}
+		return fset.Position(ex.Code.Pos()).Filename, nil
+	}
+	return "", fmt.Errorf("no %s in the test files of %s", name, dir)
+}
+
+// codeLines returns src's lines of Go code as their tokens, joined by
+// spaces: comments, blank lines and layout left out.
+func codeLines(src string) ([]string, error) {
+	fset := token.NewFileSet()
+	file := fset.AddFile("", -1, len(src))
+	var errs scanner.ErrorList
+	var s scanner.Scanner
+	s.Init(file, []byte(src), func(pos token.Position, msg string) { errs.Add(pos, msg) }, 0)
+	var lines []string
+	var cur []string
+	curLine := 0
+	for {
+		pos, tok, lit := s.Scan()
+		if tok == token.EOF {
+			break
+		}
+		if tok == token.SEMICOLON && lit == "\n" {
+			continue // inserted at a line's end
+		}
+		if l := fset.Position(pos).Line; l != curLine {
+			if cur != nil {
+				lines = append(lines, strings.Join(cur, " "))
+			}
+			cur, curLine = nil, l
+		}
+		if lit == "" {
+			lit = tok.String()
+		}
+		cur = append(cur, lit)
+	}
+	if cur != nil {
+		lines = append(lines, strings.Join(cur, " "))
+	}
+	return lines, errs.Err()
+}
