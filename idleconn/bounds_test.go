@@ -112,11 +112,10 @@ func TestOutputFull(t *testing.T) {
 func TestWritable(t *testing.T) {
 	opts := limitOpts
 	opts.Output = OutputLimit{Max: 1 << 20, High: 1000, Low: 200}
-	var writable []time.Time
-	opts.OnWritable = func(gnet.Conn) { writable = append(writable, time.Time{}) }
-	w := &writer{}
-	f := newFakeServer(t, w, opts)
+	var writable []time.Time // when OnWritable was called
+	var f *fakeServer
 	opts.OnWritable = func(gnet.Conn) { writable = append(writable, f.clk.t) }
+	w := &writer{}
 	f = newFakeServer(t, w, opts)
 	l := f.loop()
 	c := openFake(f.h, l, 3)

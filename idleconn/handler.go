@@ -2,6 +2,7 @@ package idleconn
 
 import (
 	"errors"
+	"fmt"
 	"sync/atomic"
 	"time"
 
@@ -115,6 +116,18 @@ func (h *Handler) Untrack(c gnet.Conn) bool {
 		return true
 	}
 	return false
+}
+
+// setting is the start of every setter of a duration limit: it checks d,
+// for call, which it names in the panic if d is negative, before anything
+// changes, and returns the limit in ticks and c's slot and loop, nil if c
+// is not tracked.
+func (h *Handler) setting(call string, c gnet.Conn, d time.Duration) (uint64, *slot, *loop) {
+	if d < 0 {
+		panic(fmt.Sprintf("idleconn: %s: negative duration %v (zero turns the limit off)", call, d))
+	}
+	s, l := h.tracking(c)
+	return limitTicks(d, h.cfg.tick), s, l
 }
 
 // tracking returns c's slot and the loop that tracks c, or nil if c is not

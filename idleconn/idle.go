@@ -27,8 +27,7 @@ import (
 // starting "idleconn: ", if d is negative, before changing anything. See
 // the package documentation for what all setters share.
 func (h *Handler) SetIdleTimeout(c gnet.Conn, d time.Duration) bool {
-	ticks := h.limitTicks("SetIdleTimeout", d)
-	s, l := h.tracking(c)
+	ticks, s, l := h.setting("SetIdleTimeout", c, d)
 	if s == nil {
 		return false
 	}

@@ -22,8 +22,7 @@ type lifetime struct {
 // message starting "idleconn: ", if d is negative, before changing
 // anything. See the package documentation for what all setters share.
 func (h *Handler) SetMaxLifetime(c gnet.Conn, d time.Duration) bool {
-	ticks := h.limitTicks("SetMaxLifetime", d)
-	s, l := h.tracking(c)
+	ticks, s, l := h.setting("SetMaxLifetime", c, d)
 	if s == nil {
 		return false
 	}

@@ -3,7 +3,6 @@ package idleconn
 import (
 	"context"
 	"fmt"
-	"time"
 
 	"github.com/packwheel/packwheel"
 )
@@ -205,13 +204,4 @@ func (l *loop) reaping(s *slot, why Reason) {
 	if f := l.cfg.onReap; f != nil {
 		f(s.conn(), why)
 	}
-}
-
-// limitTicks returns the ticks of a per-connection limit of d, for call,
-// which it names in the panic if d is negative.
-func (h *Handler) limitTicks(call string, d time.Duration) uint64 {
-	if d < 0 {
-		panic(fmt.Sprintf("idleconn: %s: negative duration %v (zero turns the limit off)", call, d))
-	}
-	return limitTicks(d, h.cfg.tick)
 }

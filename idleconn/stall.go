@@ -29,8 +29,7 @@ type writeStall struct {
 // changing anything. See the package documentation for what all setters
 // share.
 func (h *Handler) SetWriteStallTimeout(c gnet.Conn, d time.Duration) bool {
-	ticks := h.limitTicks("SetWriteStallTimeout", d)
-	s, l := h.tracking(c)
+	ticks, s, l := h.setting("SetWriteStallTimeout", c, d)
 	if s == nil {
 		return false
 	}
