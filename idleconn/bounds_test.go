@@ -8,6 +8,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/packwheel/packwheel"
 	"github.com/panjf2000/gnet/v2"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -612,6 +613,7 @@ func TestOutputBoundsRandom(t *testing.T) {
 				}
 				f.h.wake(f.clk.t)
 				l.runQueued()
+				checkInvariants(t, f.h)
 			}
 
 			for i, p := range peers {
@@ -653,5 +655,38 @@ func TestOutputBoundsRandom(t *testing.T) {
 				st.Reaped(OutputFull), st.Reaped(WriteStall), st.Reaped(SlowDrain), st.Reaped(Idle), st.Tracked)
 			require.True(t, settled(f.h, st.Tracked))
 		})
+	}
+}
+
+// checkInvariants checks, between events, what the package keeps true of
+// every loop and tracked connection: the tracked count, a timer armed
+// whenever a timed limit is on, output pending looked at by the next tick,
+// a shut connection closing, a polled one in its loop's list, and an
+// unwritable one above its low-water mark.
+func checkInvariants(t testing.TB, h *Handler) {
+	t.Helper()
+	for _, l := range h.loops.all() {
+		tracked := 0
+		h.table.each(l, func(s *slot) bool {
+			tracked++
+			m := s.lim()
+			due, _ := l.dueOf(s, l.lastTick())
+			require.True(t, due == packwheel.MaxTick || s.timer.Active(), "fd %d: a limit on, no timer", m.c.Fd())
+			if s.pend != 0 {
+				require.True(t, s.timer.Active(), "fd %d: output pending, no timer", m.c.Fd())
+				require.LessOrEqual(t, s.timer.Deadline(), l.lastTick()+1, "fd %d: output pending, not looked at next tick", m.c.Fd())
+			}
+			require.False(t, s.flags&shut != 0 && s.flags&closing == 0, "fd %d: shut but not closing", m.c.Fd())
+			require.False(t, s.flags&unwritable != 0 && s.pend <= m.output.Low, "fd %d: unwritable at or below Low", m.c.Fd())
+			if s.flags&polled != 0 {
+				found := false
+				for _, p := range l.polls {
+					found = found || p.s == s
+				}
+				require.True(t, found, "fd %d: polled, not in the list", m.c.Fd())
+			}
+			return true
+		})
+		require.Equal(t, int(l.tracked.Load()), tracked)
 	}
 }
