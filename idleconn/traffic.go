@@ -53,7 +53,7 @@ func (h *Handler) OnTraffic(c gnet.Conn) gnet.Action {
 			return gnet.Close
 		}
 		if s.owner.Load() != l {
-			return gnet.None // untracked by OnWritable
+			return h.user.OnTraffic(c) // untracked by OnWritable
 		}
 	}
 
