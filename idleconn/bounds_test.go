@@ -164,6 +164,19 @@ func TestWritable(t *testing.T) {
 	require.Len(t, writable, 3)
 	require.Equal(t, calls+1, w.calls)
 
+	// OnWritable that untracks the connection: the data that came is
+	// still the wrapped handler's.
+	w.add = 2000
+	f.traffic(c)
+	c.out, w.add = 0, 0
+	untrack := f.h.cfg.onWritable
+	f.h.cfg.onWritable = func(c gnet.Conn) { f.h.Untrack(c) }
+	calls = w.calls
+	f.traffic(c)
+	require.Equal(t, calls+1, w.calls)
+	require.Nil(t, f.slot(c))
+	f.h.cfg.onWritable = untrack
+
 	// A connection not tracked is compared with the Handler's High.
 	require.NoError(t, l.Close(c))
 	c.out = 1001
