@@ -39,6 +39,8 @@ type loop struct {
 	// refusing is the connection OnOpen is refusing, from its OnOpen to
 	// its OnClose, which gnet calls at once.
 	refusing gnet.Conn
+	// shedAt is the tick of the latest pass shed made.
+	shedAt uint64
 	// idleScale is Stats.IdleScale as of the loop's latest run, and
 	// scanScale the scale its latest pass over its connections used
 	// (overload.go).

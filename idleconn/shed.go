@@ -79,12 +79,15 @@ func (h *Handler) ShuttingDown() bool { return h.shutting.Load() }
 func (l *loop) shed(now uint64) {
 	d := time.Duration(l.shedFor.Swap(-1))
 	all, shutting := l.h.closeAll.Load(), l.h.shutting.Load()
-	if d < 0 && !shutting {
+	switch {
+	case d < 0 && !shutting:
 		return
-	}
-	if shutting {
+	case d < 0 && !all && now == l.shedAt:
+		return // Shutdown's pass runs once a tick, not at every poll
+	case shutting:
 		d = 0
 	}
+	l.shedAt = now
 	ticks := limitTicks(d, l.cfg.tick)
 	l.h.table.each(l, func(s *slot) bool {
 		switch {
