@@ -8,11 +8,15 @@ import (
 	"net/http"
 	"net/http/httptrace"
 	"os/exec"
+	"runtime"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
 	"github.com/packwheel/packwheel/internal/cli"
+	"github.com/packwheel/packwheel/internal/cmdtest"
 	"github.com/packwheel/packwheel/internal/engine"
 	"github.com/panjf2000/gnet/v2"
 	"github.com/stretchr/testify/require"
@@ -22,14 +26,21 @@ import (
 // shortens it.
 var testConfig = config{headerTimeout: 5 * time.Second, idleTimeout: time.Minute, writeStall: 10 * time.Second, timeouts: true}
 
-// start runs a server on 127.0.0.1 for the test and returns its address.
+// start runs a server with two event loops on 127.0.0.1 for the test and
+// returns its address.
 func start(t *testing.T, cfg config) (*server, string) {
+	return startLoops(t, cfg, 2)
+}
+
+// startLoops runs a server with loops event loops.
+func startLoops(t *testing.T, cfg config, loops int) (*server, string) {
 	t.Helper()
 	srv, err := newServer(cfg)
 	require.NoError(t, err)
 	done := make(chan error, 1)
 	go func() {
-		done <- gnet.Run(srv.h, "tcp://127.0.0.1:0", gnet.WithNumEventLoop(2), gnet.WithReuseAddr(true))
+		done <- gnet.Run(srv.h, "tcp://127.0.0.1:0", gnet.WithNumEventLoop(loops), gnet.WithReuseAddr(true),
+			gnet.WithLogger(&engine.ErrorsOnly{}))
 	}()
 	var eng gnet.Engine
 	select {
@@ -108,7 +119,7 @@ func TestPipelined(t *testing.T) {
 		method string
 		status int
 		length int64
-	}{{"GET", 200, 1024}, {"GET", 200, 6}, {"POST", 405, 0}, {"HEAD", 200, 6}} {
+	}{{"GET", 200, 1024}, {"GET", 200, 6}, {"POST", 405, int64(len(notAllowed))}, {"HEAD", 200, 6}} {
 		resp, err := http.ReadResponse(r, &http.Request{Method: want.method})
 		require.NoError(t, err)
 		body, err := io.ReadAll(resp.Body)
@@ -180,7 +191,7 @@ func TestDelayDoesNotBlock(t *testing.T) {
 	for range 4 { // new connections, spread over both loops
 		c, err := net.Dial("tcp", addr)
 		require.NoError(t, err)
-		_, err = io.WriteString(c, "GET / HTTP/1.1\r\nConnection: close\r\n\r\n")
+		_, err = io.WriteString(c, "GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
 		require.NoError(t, err)
 		require.Contains(t, readAll(t, c), "hello\n")
 		c.Close()
@@ -253,8 +264,198 @@ func TestCurl(t *testing.T) {
 }
 
 func TestUsage(t *testing.T) {
-	for _, args := range [][]string{{"-idle", "0s"}, {"-header-timeout", "1us"}, {"-write-stall", "-1s"}, {"extra"}} {
+	for _, args := range [][]string{{"-idle", "0s"}, {"-header-timeout", "1us"}, {"-write-stall", "-1s"}, {"extra"}, {"-nethttp", "-max-conns", "5"}} {
 		err := run(context.Background(), args, io.Discard)
 		require.Equal(t, cli.ExitUsage, cli.Status("httpserver", err, io.Discard), "%v: %v", args, err)
+	}
+}
+
+// TestDelayOutlivesIdle asks for an answer that waits longer than the idle
+// timeout: the idle timeout is off while a request is being answered, so
+// the answer comes, and it counts again from the answer.
+func TestDelayOutlivesIdle(t *testing.T) {
+	cfg := testConfig
+	cfg.idleTimeout = 300 * time.Millisecond
+	srv, addr := start(t, cfg)
+	c, err := net.Dial("tcp", addr)
+	require.NoError(t, err)
+	defer c.Close()
+	_, err = io.WriteString(c, "GET /delay?ms=900 HTTP/1.1\r\nHost: x\r\n\r\n")
+	require.NoError(t, err)
+	require.NoError(t, c.SetReadDeadline(time.Now().Add(5*time.Second)))
+	r := bufio.NewReader(c)
+	resp, err := http.ReadResponse(r, nil)
+	require.NoError(t, err, "the connection was closed while its answer waited")
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	answered := time.Now()
+	_, err = io.Copy(io.Discard, resp.Body)
+	require.NoError(t, err)
+	_, err = r.ReadByte()
+	require.ErrorIs(t, err, io.EOF, "the idle timeout did not close the connection after the answer")
+	require.GreaterOrEqual(t, time.Since(answered), cfg.idleTimeout)
+	require.EqualValues(t, 1, srv.h.Stats().ReapedIdle)
+}
+
+// TestHeadLimitAnySplit sends heads just under and just over maxHead,
+// whole and in pieces: the limit is the same however the bytes arrive.
+func TestHeadLimitAnySplit(t *testing.T) {
+	_, addr := start(t, testConfig)
+	for _, size := range []int{maxHead, maxHead + 1} {
+		head := "GET / HTTP/1.1\r\nHost: x\r\nX-Pad: "
+		head += strings.Repeat("a", size-len(head)-4) + "\r\n\r\n"
+		require.Len(t, head, size)
+		for _, pieces := range []int{1, 2, 5} {
+			c, err := net.Dial("tcp", addr)
+			require.NoError(t, err)
+			step := (len(head) + pieces - 1) / pieces
+			for i := 0; i < len(head); i += step {
+				_, err = io.WriteString(c, head[i:min(i+step, len(head))])
+				require.NoError(t, err)
+				time.Sleep(5 * time.Millisecond)
+			}
+			require.NoError(t, c.SetReadDeadline(time.Now().Add(5*time.Second)))
+			resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+			require.NoError(t, err)
+			want := http.StatusOK
+			if size > maxHead {
+				want = http.StatusRequestHeaderFieldsTooLarge
+			}
+			require.Equal(t, want, resp.StatusCode, "a %d-byte head in %d pieces", size, pieces)
+			c.Close()
+		}
+	}
+}
+
+// TestRefusedGet503 fills the server to MaxConns: the next connection is
+// told 503 before it is closed, not closed silently.
+func TestRefusedGet503(t *testing.T) {
+	cfg := testConfig
+	cfg.maxConns = 2
+	srv, addr := start(t, cfg)
+	var held []net.Conn
+	defer func() {
+		for _, c := range held {
+			c.Close()
+		}
+	}()
+	for range cfg.maxConns {
+		c, err := net.Dial("tcp", addr)
+		require.NoError(t, err)
+		held = append(held, c)
+	}
+	require.Eventually(t, func() bool { return srv.h.Stats().Tracked == cfg.maxConns }, 5*time.Second, 5*time.Millisecond)
+	c, err := net.Dial("tcp", addr)
+	require.NoError(t, err)
+	defer c.Close()
+	got := readAll(t, c)
+	require.True(t, strings.HasPrefix(got, "HTTP/1.1 503 Service Unavailable\r\n"), got)
+	resp, err := http.ReadResponse(bufio.NewReader(strings.NewReader(got)), nil)
+	require.NoError(t, err)
+	body, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	require.Equal(t, "too many connections\n", string(body))
+	require.True(t, resp.Close)
+	require.EqualValues(t, 1, srv.h.Stats().Refused)
+}
+
+// TestBadValuesSayWhy checks that a 400 for a bad /delay or /big says
+// which values are valid, and that /big is capped.
+func TestBadValuesSayWhy(t *testing.T) {
+	_, addr := start(t, testConfig)
+	client := &http.Client{Transport: &http.Transport{}}
+	defer client.CloseIdleConnections()
+	for _, tc := range []struct{ path, body string }{
+		{"/delay?ms=-5", "ms must be a whole number of milliseconds from 0 to 10000\n"},
+		{"/delay?ms=10001", "ms must be a whole number of milliseconds from 0 to 10000\n"},
+		{"/delay?ms=soon", "ms must be a whole number of milliseconds from 0 to 10000\n"},
+		{"/big?kb=65537", "kb must be a whole number of KiB from 0 to 65536\n"},
+		{"/big?kb=1048576", "kb must be a whole number of KiB from 0 to 65536\n"},
+	} {
+		resp, err := client.Get("http://" + addr + tc.path)
+		require.NoError(t, err)
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		require.NoError(t, err)
+		require.Equal(t, http.StatusBadRequest, resp.StatusCode, tc.path)
+		require.Equal(t, tc.body, string(body), tc.path)
+	}
+}
+
+// TestNoRetention has clients take large answers and then idle: once the
+// answers are written, the server holds no buffer the size of one, either
+// its own or gnet's (gnet's pools drop theirs at the next collections).
+func TestNoRetention(t *testing.T) {
+	_, addr := start(t, testConfig)
+	const clients, kb = 8, 16 << 10
+	var conns []net.Conn
+	defer func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	}()
+	for range clients {
+		c, err := net.Dial("tcp", addr)
+		require.NoError(t, err)
+		conns = append(conns, c)
+		_, err = io.WriteString(c, "GET /big?kb="+strconv.Itoa(kb)+" HTTP/1.1\r\nHost: x\r\n\r\n")
+		require.NoError(t, err)
+		require.NoError(t, c.SetReadDeadline(time.Now().Add(10*time.Second)))
+		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+		require.NoError(t, err)
+		n, err := io.Copy(io.Discard, resp.Body)
+		require.NoError(t, err)
+		require.EqualValues(t, kb<<10, n)
+	}
+	runtime.GC()
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	require.Less(t, ms.HeapAlloc, uint64(kb<<10), "the heap holds a large answer after all were written")
+}
+
+// TestHalfClose pins what gnet does when a client shuts its write side
+// after a request (README.md, "gnet's events"): gnet closes the connection
+// as soon as it reads the EOF, so an answer written in the same event is
+// sent, and one that waits (/delay) is not.
+func TestHalfClose(t *testing.T) {
+	_, addr := start(t, testConfig)
+	for _, tc := range []struct {
+		path     string
+		answered bool
+	}{{"/", true}, {"/delay?ms=50", false}} {
+		c, err := net.Dial("tcp", addr)
+		require.NoError(t, err)
+		_, err = io.WriteString(c, "GET "+tc.path+" HTTP/1.1\r\nHost: x\r\n\r\n")
+		require.NoError(t, err)
+		require.NoError(t, c.(*net.TCPConn).CloseWrite())
+		got := readAll(t, c)
+		c.Close()
+		require.Equal(t, tc.answered, strings.HasPrefix(got, "HTTP/1.1 200 OK\r\n"), "%s: %q", tc.path, got)
+	}
+}
+
+// TestSignal runs the command in a child process: its first line is
+// "listening on" (gnet's banner is not printed), and SIGINT stops it with
+// "stopped" and status 0, in both its gnet and its net/http forms.
+func TestSignal(t *testing.T) {
+	if cmdtest.RunChild("httpserver", main) {
+		return
+	}
+	for _, args := range [][]string{{}, {"-nethttp"}} {
+		cmd := cmdtest.Command(t, "TestSignal", append([]string{"-addr", "127.0.0.1:0", "-loops", "1"}, args...)...)
+		stdout, err := cmd.StdoutPipe()
+		require.NoError(t, err)
+		require.NoError(t, cmd.Start())
+		out := cmdtest.Lines(stdout)
+		first := <-out
+		require.True(t, strings.HasPrefix(first, "listening on 127.0.0.1:"), "%q: first line %q", args, first)
+		addr := strings.TrimPrefix(first, "listening on ")
+		resp, err := http.Get("http://" + addr + "/")
+		require.NoError(t, err)
+		resp.Body.Close()
+		require.Equal(t, http.StatusOK, resp.StatusCode)
+		require.NoError(t, cmd.Process.Signal(syscall.SIGINT))
+		cmdtest.WaitLine(t, out, "stopped")
+		require.NoError(t, cmd.Wait())
 	}
 }
