@@ -45,7 +45,7 @@ type conformanceRow struct {
 const (
 	getRoot = "GET / HTTP/1.1\r\nHost: x\r\n\r\n"
 	next    = "GET /big?kb=1 HTTP/1.1\r\nHost: x\r\n\r\n" // a request after the row's: 200
-	probe   = "GET /probe HTTP/1.1\r\nHost: x\r\n\r\n"     // the fate check's: 404
+	probe   = "GET /probe HTTP/1.1\r\nHost: x\r\n\r\n"    // the fate check's: 404
 	post    = "POST / HTTP/1.1\r\nHost: x\r\n"
 	chunked = "Transfer-Encoding: chunked\r\n"
 )
@@ -73,7 +73,7 @@ var conformance = []conformanceRow{
 	{name: "chunk size of 17 digits", send: []string{post + chunked + "\r\n00000000000000005\r\nhello\r\n0\r\n\r\n"}, want: []int{400}, fate: closed},
 	{name: "chunk size not hex", send: []string{post + chunked + "\r\nz\r\n"}, want: []int{400}, fate: closed},
 	{name: "trailer field with a space before its colon", send: []string{post + chunked + "\r\n0\r\nX : y\r\n\r\n" + next}, want: []int{400}, fate: closed,
-		differ: "net/http's textproto lets the space through in a trailer (Go issue 34540); ours refuses it as net/http's server refuses it in a head",
+		differ:  "net/http's textproto lets the space through in a trailer (Go issue 34540); ours refuses it as net/http's server refuses it in a head",
 		netWant: []int{405, 200}, netFate: open},
 	{name: "chunked body over 1 MiB", send: []string{post + chunked + "\r\n200000\r\n"}, want: []int{413}, fate: closed,
 		differ: "ours refuses at the size line; net/http's handler reads until the data passes 1 MiB, so it waits", netWant: []int{}, netFate: waiting},
@@ -130,7 +130,7 @@ var conformance = []conformanceRow{
 	{name: "NUL in the target", send: []string{"GET /\x00 HTTP/1.1\r\nHost: x\r\n\r\n"}, want: []int{400}, fate: closed},
 	{name: "garbage", send: []string{"garbage\r\n\r\n" + getRoot}, want: []int{400}, fate: closed},
 	{name: "leading CRLF", send: []string{"\r\n" + getRoot}, want: []int{200},
-		differ: "RFC 9112 2.2: a server SHOULD ignore an empty line before a request line; net/http does only after a POST",
+		differ:  "RFC 9112 2.2: a server SHOULD ignore an empty line before a request line; net/http does only after a POST",
 		netWant: []int{400}, netFate: closed},
 	{name: "CRLF after a POST body", send: []string{post + "Content-Length: 5\r\n\r\nabcde\r\n" + next}, want: []int{405, 200}},
 
