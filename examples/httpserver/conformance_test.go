@@ -185,6 +185,7 @@ func manyFields(n int) string {
 // statuses and the connection's fate on both: the same, or the difference
 // the row documents. With -v it prints the table.
 func TestConformance(t *testing.T) {
+	t.Parallel()
 	_, ours := start(t, testConfig)
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)

@@ -85,6 +85,7 @@ func get(t *testing.T, client *http.Client, url string) (string, bool) {
 // and once the server has closed it for idling, the next request comes on
 // a fresh one.
 func TestKeepAlive(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig
 	cfg.idleTimeout = 300 * time.Millisecond
 	srv, addr := start(t, cfg)
@@ -104,6 +105,7 @@ func TestKeepAlive(t *testing.T) {
 // TestPipelined sends three requests at once, the second answered after a
 // delay, and reads the answers in order.
 func TestPipelined(t *testing.T) {
+	t.Parallel()
 	_, addr := start(t, testConfig)
 	c, err := net.Dial("tcp", addr)
 	require.NoError(t, err)
@@ -142,6 +144,7 @@ func readAll(t *testing.T, c net.Conn) string {
 }
 
 func TestBadRequestCloses(t *testing.T) {
+	t.Parallel()
 	_, addr := start(t, testConfig)
 	c, err := net.Dial("tcp", addr)
 	require.NoError(t, err)
@@ -155,6 +158,7 @@ func TestBadRequestCloses(t *testing.T) {
 }
 
 func TestConnectionClose(t *testing.T) {
+	t.Parallel()
 	_, addr := start(t, testConfig)
 	for _, req := range []string{
 		"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
@@ -175,6 +179,7 @@ func TestConnectionClose(t *testing.T) {
 // TestDelayDoesNotBlock checks that /delay answers after its delay, and
 // that another connection, on either loop, is answered meanwhile.
 func TestDelayDoesNotBlock(t *testing.T) {
+	t.Parallel()
 	_, addr := start(t, testConfig)
 	client := &http.Client{Transport: &http.Transport{}}
 	defer client.CloseIdleConnections()
@@ -203,6 +208,7 @@ func TestDelayDoesNotBlock(t *testing.T) {
 // TestSlowloris trickles a request head a byte at a time: the header
 // deadline, not reset by the bytes, answers 408 and closes.
 func TestSlowloris(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig
 	cfg.headerTimeout = 300 * time.Millisecond
 	srv, addr := start(t, cfg)
@@ -236,6 +242,7 @@ func TestSlowloris(t *testing.T) {
 // TestWriteStall asks for a large answer and never reads: the server
 // closes the connection at the write-stall timeout.
 func TestWriteStall(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig
 	cfg.writeStall = 300 * time.Millisecond
 	srv, addr := start(t, cfg)
@@ -249,6 +256,7 @@ func TestWriteStall(t *testing.T) {
 
 // TestCurl has curl make two requests on one connection.
 func TestCurl(t *testing.T) {
+	t.Parallel()
 	curl, err := exec.LookPath("curl")
 	if err != nil {
 		t.Skip("curl is not installed")
@@ -274,6 +282,7 @@ func TestUsage(t *testing.T) {
 // timeout: the idle timeout is off while a request is being answered, so
 // the answer comes, and it counts again from the answer.
 func TestDelayOutlivesIdle(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig
 	cfg.idleTimeout = 300 * time.Millisecond
 	srv, addr := start(t, cfg)
@@ -299,6 +308,7 @@ func TestDelayOutlivesIdle(t *testing.T) {
 // TestHeadLimitAnySplit sends heads just under and just over maxHead,
 // whole and in pieces: the limit is the same however the bytes arrive.
 func TestHeadLimitAnySplit(t *testing.T) {
+	t.Parallel()
 	_, addr := start(t, testConfig)
 	for _, size := range []int{maxHead, maxHead + 1} {
 		head := "GET / HTTP/1.1\r\nHost: x\r\nX-Pad: "
@@ -329,6 +339,7 @@ func TestHeadLimitAnySplit(t *testing.T) {
 // TestRefusedGet503 fills the server to MaxConns: the next connection is
 // told 503 before it is closed, not closed silently.
 func TestRefusedGet503(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig
 	cfg.maxConns = 2
 	srv, addr := start(t, cfg)
@@ -361,6 +372,7 @@ func TestRefusedGet503(t *testing.T) {
 // TestBadValuesSayWhy checks that a 400 for a bad /delay or /big says
 // which values are valid, and that /big is capped.
 func TestBadValuesSayWhy(t *testing.T) {
+	t.Parallel()
 	_, addr := start(t, testConfig)
 	client := &http.Client{Transport: &http.Transport{}}
 	defer client.CloseIdleConnections()
@@ -384,6 +396,7 @@ func TestBadValuesSayWhy(t *testing.T) {
 // TestNoRetention has clients take large answers and then idle: once the
 // answers are written, the server holds no buffer the size of one, either
 // its own or gnet's (gnet's pools drop theirs at the next collections).
+// It reads the whole heap, so it runs while the parallel tests wait.
 func TestNoRetention(t *testing.T) {
 	_, addr := start(t, testConfig)
 	const clients, kb = 8, 16 << 10
@@ -418,6 +431,7 @@ func TestNoRetention(t *testing.T) {
 // as soon as it reads the EOF, so an answer written in the same event is
 // sent, and one that waits (/delay) is not.
 func TestHalfClose(t *testing.T) {
+	t.Parallel()
 	_, addr := start(t, testConfig)
 	for _, tc := range []struct {
 		path     string

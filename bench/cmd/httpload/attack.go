@@ -6,8 +6,9 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
 	"os/exec"
-	"regexp"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -58,13 +59,13 @@ func runAttack(bins binaries, length time.Duration) (*results, error) {
 			"server RSS and descriptors from /proc/PID every second; idle is before the attack",
 		},
 		notes: []string{
-			"slowhttptest's last status line says how many of its connections were still open when it ended. " +
+			"slowhttptest's connections: from its per-second statistics (-g), the most open at once and, when it ended, how many were open and how many closed. " +
 				"net/http runs with ReadHeaderTimeout 5s, IdleTimeout 60s and WriteTimeout 20s (-write-stall 10s + the longest /delay), and no ReadTimeout: " +
 				"nothing bounds how slowly it may read a body. These are figures before idleconn's output and input bounds (issue 21).",
 		},
 	}
 	t := table{caption: "Per attack", header: []string{"server", "attack", "path", "idle RSS MiB", "peak RSS MiB", "peak - idle MiB", "peak fds",
-		"plain fetches", "success %", "plain p99 ms", "slowhttptest at its end"}}
+		"plain fetches", "success %", "plain p99 ms", "slowhttptest's connections"}}
 	for _, mode := range attackModes {
 		for _, s := range attackServers {
 			row, err := attackOnce(bins, s, mode, length)
@@ -77,8 +78,6 @@ func runAttack(bins binaries, length time.Duration) (*results, error) {
 	r.tables = []table{t}
 	return r, nil
 }
-
-var slowStatus = regexp.MustCompile(`pending connections:\s*(\d+).*?connected:\s*(\d+).*?error:\s*(\d+).*?closed:\s*(\d+).*?service available:\s*(\S+)`)
 
 func attackOnce(bins binaries, s attackServer, mode attackMode, length time.Duration) ([]string, error) {
 	srv, err := start(s.name, s.bin(bins), append([]string{"-addr", "127.0.0.1:0"}, s.args...)...)
@@ -132,7 +131,12 @@ func attackOnce(bins binaries, s attackServer, mode attackMode, length time.Dura
 			}
 		}
 	}()
-	args := append(slices.Clone(mode.args), "-c", strconv.Itoa(attackConns), "-r", "400", "-p", "3",
+	stats, err := os.MkdirTemp("", "slowhttptest")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(stats)
+	args := append(slices.Clone(mode.args), "-c", strconv.Itoa(attackConns), "-r", "400", "-p", "3", "-g", "-o", filepath.Join(stats, "run"),
 		"-l", strconv.Itoa(int(length.Seconds())), "-u", "http://"+srv.addr+mode.path)
 	out, err := exec.Command("slowhttptest", args...).CombinedOutput()
 	close(stop)
@@ -141,10 +145,9 @@ func attackOnce(bins binaries, s attackServer, mode attackMode, length time.Dura
 	if err != nil {
 		return nil, fmt.Errorf("slowhttptest %s: %v: %s", strings.Join(args, " "), err, out)
 	}
-	end := "?"
-	if m := slowStatus.FindAllStringSubmatch(string(out), -1); m != nil {
-		last := m[len(m)-1]
-		end = fmt.Sprintf("connected %s, closed %s, errors %s, service available %s", last[2], last[4], last[3], last[5])
+	end, err := attackEnd(filepath.Join(stats, "run.csv"))
+	if err != nil {
+		return nil, err
 	}
 	slices.Sort(latencies)
 	total := len(latencies) + failures
@@ -154,6 +157,26 @@ func attackOnce(bins binaries, s attackServer, mode attackMode, length time.Dura
 	}
 	return []string{s.name, mode.name, mode.path, mib(idle.rss), mib(peak.rss), mib(peak.rss - idle.rss), strconv.Itoa(peak.fds),
 		strconv.Itoa(total), fmt.Sprintf("%.2f", success), ms(percentile(latencies, 99)), end}, nil
+}
+
+// attackEnd reads slowhttptest's per-second statistics (-g): the most of
+// its connections open at once and, at its end, how many were open and how
+// many the server had closed.
+func attackEnd(csv string) (string, error) {
+	data, err := os.ReadFile(csv)
+	if err != nil {
+		return "", err
+	}
+	peak, closed, connected := 0, "", ""
+	for line := range strings.Lines(string(data)) {
+		f := strings.Split(strings.TrimSpace(line), ",") // Seconds,Closed,Pending,Connected,Service Available
+		if len(f) < 4 || f[0] == "Seconds" {
+			continue
+		}
+		n, _ := strconv.Atoi(f[3])
+		peak, closed, connected = max(peak, n), f[1], f[3]
+	}
+	return fmt.Sprintf("peak %d open; at the end %s open, %s closed", peak, connected, closed), nil
 }
 
 // fetchHTTP makes one GET / on a new connection and checks it is answered
