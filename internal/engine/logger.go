@@ -17,9 +17,12 @@ type ErrorsOnly struct {
 	first string
 }
 
+// Debugf, Infof and Warnf drop what gnet logs at those levels.
 func (*ErrorsOnly) Debugf(string, ...any) {}
 func (*ErrorsOnly) Infof(string, ...any)  {}
 func (*ErrorsOnly) Warnf(string, ...any)  {}
+
+// Errorf logs an error and keeps it if it is the first.
 func (e *ErrorsOnly) Errorf(f string, a ...any) {
 	msg := fmt.Sprintf(f, a...)
 	e.mu.Lock()
@@ -29,6 +32,8 @@ func (e *ErrorsOnly) Errorf(f string, a ...any) {
 	e.mu.Unlock()
 	log.Print(msg)
 }
+
+// Fatalf logs and exits, as gnet expects of it.
 func (*ErrorsOnly) Fatalf(f string, a ...any) { log.Fatalf(f, a...) }
 
 // Cause returns the first error gnet logged, or "".
