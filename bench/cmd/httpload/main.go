@@ -82,6 +82,7 @@ func main() {
 		if err != nil {
 			return err
 		}
+		loadBefore := loadAverage()
 		var r *results
 		switch *scenario {
 		case "load":
@@ -107,6 +108,8 @@ func main() {
 			"date: " + time.Now().UTC().Format(time.RFC3339),
 			fmt.Sprintf("machine: %s, %d CPUs, %s", runtime.GOOS+"/"+runtime.GOARCH, runtime.NumCPU(), runtime.Version()),
 			"httpserver: " + bins.rev,
+			// Anything else running shows here: the lock orders measurers, not every process.
+			"load average (1, 5, 15 min) before: " + loadBefore + "; after: " + loadAverage(),
 		}, r.settings...)
 		return r.write(*out)
 	}()
@@ -114,6 +117,15 @@ func main() {
 		fmt.Fprintln(os.Stderr, "httpload:", err)
 		os.Exit(1)
 	}
+}
+
+// loadAverage returns the first three fields of /proc/loadavg.
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if f := strings.Fields(string(b)); err == nil && len(f) >= 3 {
+		return strings.Join(f[:3], " ")
+	}
+	return "unknown"
 }
 
 // raiseFileLimit raises the open-files limit to the hard limit, for this
