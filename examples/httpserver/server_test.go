@@ -134,6 +134,18 @@ func TestPipelined(t *testing.T) {
 	}
 }
 
+// dialSend connects to addr and sends req; the connection is closed when
+// the test ends.
+func dialSend(t *testing.T, addr, req string) net.Conn {
+	t.Helper()
+	c, err := net.Dial("tcp", addr)
+	require.NoError(t, err)
+	t.Cleanup(func() { c.Close() })
+	_, err = io.WriteString(c, req)
+	require.NoError(t, err)
+	return c
+}
+
 // readAll reads what the server sends until it closes the connection.
 func readAll(t *testing.T, c net.Conn) string {
 	t.Helper()
@@ -146,11 +158,7 @@ func readAll(t *testing.T, c net.Conn) string {
 func TestBadRequestCloses(t *testing.T) {
 	t.Parallel()
 	_, addr := start(t, testConfig)
-	c, err := net.Dial("tcp", addr)
-	require.NoError(t, err)
-	defer c.Close()
-	_, err = io.WriteString(c, "garbage\r\n\r\nGET / HTTP/1.1\r\n\r\n")
-	require.NoError(t, err)
+	c := dialSend(t, addr, "garbage\r\n\r\nGET / HTTP/1.1\r\n\r\n")
 	got := readAll(t, c)
 	require.True(t, strings.HasPrefix(got, "HTTP/1.1 400 Bad Request\r\n"), got)
 	require.Contains(t, got, "Connection: close\r\n")
@@ -246,11 +254,7 @@ func TestWriteStall(t *testing.T) {
 	cfg := testConfig
 	cfg.writeStall = 300 * time.Millisecond
 	srv, addr := start(t, cfg)
-	c, err := net.Dial("tcp", addr)
-	require.NoError(t, err)
-	defer c.Close()
-	_, err = io.WriteString(c, "GET /big?kb=65536 HTTP/1.1\r\nHost: x\r\n\r\n")
-	require.NoError(t, err)
+	dialSend(t, addr, "GET /big?kb=65536 HTTP/1.1\r\nHost: x\r\n\r\n")
 	require.Eventually(t, func() bool { return srv.h.Stats().ReapedWriteStall == 1 }, 5*time.Second, 10*time.Millisecond)
 }
 
@@ -286,11 +290,7 @@ func TestDelayOutlivesIdle(t *testing.T) {
 	cfg := testConfig
 	cfg.idleTimeout = 300 * time.Millisecond
 	srv, addr := start(t, cfg)
-	c, err := net.Dial("tcp", addr)
-	require.NoError(t, err)
-	defer c.Close()
-	_, err = io.WriteString(c, "GET /delay?ms=900 HTTP/1.1\r\nHost: x\r\n\r\n")
-	require.NoError(t, err)
+	c := dialSend(t, addr, "GET /delay?ms=900 HTTP/1.1\r\nHost: x\r\n\r\n")
 	require.NoError(t, c.SetReadDeadline(time.Now().Add(5*time.Second)))
 	r := bufio.NewReader(c)
 	resp, err := http.ReadResponse(r, nil)
@@ -400,18 +400,8 @@ func TestBadValuesSayWhy(t *testing.T) {
 func TestNoRetention(t *testing.T) {
 	_, addr := start(t, testConfig)
 	const clients, kb = 8, 16 << 10
-	var conns []net.Conn
-	defer func() {
-		for _, c := range conns {
-			c.Close()
-		}
-	}()
 	for range clients {
-		c, err := net.Dial("tcp", addr)
-		require.NoError(t, err)
-		conns = append(conns, c)
-		_, err = io.WriteString(c, "GET /big?kb="+strconv.Itoa(kb)+" HTTP/1.1\r\nHost: x\r\n\r\n")
-		require.NoError(t, err)
+		c := dialSend(t, addr, "GET /big?kb="+strconv.Itoa(kb)+" HTTP/1.1\r\nHost: x\r\n\r\n")
 		require.NoError(t, c.SetReadDeadline(time.Now().Add(10*time.Second)))
 		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
 		require.NoError(t, err)
@@ -437,13 +427,9 @@ func TestHalfClose(t *testing.T) {
 		path     string
 		answered bool
 	}{{"/", true}, {"/delay?ms=50", false}} {
-		c, err := net.Dial("tcp", addr)
-		require.NoError(t, err)
-		_, err = io.WriteString(c, "GET "+tc.path+" HTTP/1.1\r\nHost: x\r\n\r\n")
-		require.NoError(t, err)
+		c := dialSend(t, addr, "GET "+tc.path+" HTTP/1.1\r\nHost: x\r\n\r\n")
 		require.NoError(t, c.(*net.TCPConn).CloseWrite())
 		got := readAll(t, c)
-		c.Close()
 		require.Equal(t, tc.answered, strings.HasPrefix(got, "HTTP/1.1 200 OK\r\n"), "%s: %q", tc.path, got)
 	}
 }
