@@ -39,7 +39,11 @@ func repoRoot() (string, error) {
 func build(root, dir, rev string) (binaries, error) {
 	b := binaries{httpserver: filepath.Join(dir, "httpserver"), idleserver: filepath.Join(dir, "idleserver")}
 	src := root
-	b.rev = "working tree at " + gitOutput(root, "describe", "--always", "--dirty")
+	b.rev = "working tree at " + gitOutput(root, "describe", "--always")
+	// Results files written by earlier runs do not make the code dirty.
+	if gitOutput(root, "status", "--porcelain", "--", ".", ":!bench/results") != "" {
+		b.rev += ", with changes not committed"
+	}
 	if rev != "" {
 		src = filepath.Join(dir, "src")
 		if err := os.Mkdir(src, 0o755); err != nil {
