@@ -168,7 +168,9 @@ func (s *server) serve(c gnet.Conn, cs *conn, queued bool) gnet.Action {
 // goes on: gnet's Wake queues an OnTraffic behind the loop's current
 // events. A Wake made in gnet's task queue would run in the same pass over
 // the queue, before any event, so there it is made from a new goroutine,
-// which runs once the loop has moved on (README.md, "gnet's events").
+// which runs once the loop has moved on (README.md, "gnet's events"). A
+// yield costs gnet's Wake an allocation, and that path a goroutine: at
+// most once per answersPerEvent answers or bytesPerEvent bytes.
 func (s *server) yield(c gnet.Conn, cs *conn, queued bool) {
 	cs.woken = true
 	if queued {
