@@ -12,17 +12,21 @@
 //	                       with default flags, while a plain client fetches in
 //	                       a loop: its success rate and p99, the server's RSS
 //	                       and descriptors, sampled from /proc every second
-//	httpload-fairness-LABEL.txt  one client pipelines 1,000 /big?kb=1024 requests
+//	httpload-fairness-LABEL.txt   one client pipelines 1,000 /big?kb=1024 requests
 //	                       while 20 others on the same event loop fetch /:
 //	                       their p50, p99 and worst latency
+//	httpload-retention-LABEL.txt  20 keep-alive clients take a 32 MiB answer
+//	                       each and stay idle: the server's RSS over the
+//	                       following seconds
 //
 // Run it from the bench module's directory, under the measure lock, one
-// scenario at a time (each takes minutes; -h says how long):
+// scenario at a time (-h says how long each takes):
 //
 //	flock /tmp/measure.lock go run ./cmd/httpload -scenario load
 //	flock /tmp/measure.lock go run ./cmd/httpload -scenario attack
 //	flock /tmp/measure.lock go run ./cmd/httpload -scenario fairness -label after
 //	flock /tmp/measure.lock go run ./cmd/httpload -scenario fairness -label before -rev 94549a5 -servers httpserver
+//	flock /tmp/measure.lock go run ./cmd/httpload -scenario retention -label after
 //
 // It builds the example servers from this repository (httpserver from a
 // git revision with -rev, to measure a before), runs every server and
@@ -45,10 +49,10 @@ import (
 )
 
 func main() {
-	scenario := flag.String("scenario", "", "load (about 7 min with the defaults), attack (about 6 min) or fairness (about 1 min)")
+	scenario := flag.String("scenario", "", "load (about 7 min with the defaults), attack (about 6 min), fairness (about 1 min) or retention (about 5 min)")
 	out := flag.String("out", "", "directory of the results file (default: the bench module's results)")
 	rev := flag.String("rev", "", "build examples/httpserver from this git revision, not the working tree (fairness)")
-	label := flag.String("label", "", "fairness: what this run measures (before, after), written into the results file's name")
+	label := flag.String("label", "", "fairness, retention: what this run measures (before, after), written into the results file's name")
 	servers := flag.String("servers", "httpserver,net/http", "fairness: the servers to measure (a -rev from before net/http's twin has httpserver only)")
 	duration := flag.Duration("duration", 5*time.Second, "load: length of each wrk run")
 	rounds := flag.Int("rounds", 3, "load: runs of each configuration, alternating, for medians and spread")
@@ -97,8 +101,10 @@ func main() {
 			r, err = runAttack(bins, *attackFor)
 		case "fairness":
 			r, err = runFairness(bins, *label, strings.Split(*servers, ","))
+		case "retention":
+			r, err = runRetention(bins, *label)
 		default:
-			return fmt.Errorf("-scenario %q: want load, attack or fairness", *scenario)
+			return fmt.Errorf("-scenario %q: want load, attack, fairness or retention", *scenario)
 		}
 		if err != nil {
 			return err

@@ -1,0 +1,101 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"net"
+	"sync"
+	"time"
+)
+
+const (
+	retainClients = 20
+	retainKB      = 32 << 10 // 32 MiB each
+	// retainSettle is how long RSS is watched after the last answer: gnet
+	// returns an outbound buffer's slices to a sync.Pool, which keeps them
+	// until two garbage collections, and an idle server collects only when
+	// the runtime forces it, every 2 minutes.
+	retainSettle = 5 * time.Minute
+	retainEvery  = 30 * time.Second
+)
+
+// runRetention measures, from outside, what httpserver keeps once large
+// answers are written: 20 keep-alive clients each take a 32 MiB answer
+// and then stay connected and idle, and the server's RSS is sampled
+// before, and every 30 s for 5 minutes after the last answer.
+// A server that keeps a buffer the size of each connection's largest
+// answer holds 20 x 32 MiB for as long as the clients stay.
+func runRetention(bins binaries, label string) (*results, error) {
+	file := "httpload-retention.txt"
+	if label != "" {
+		file = "httpload-retention-" + label + ".txt"
+	}
+	r := &results{
+		file:  file,
+		title: "What httpserver keeps after large answers",
+		settings: []string{
+			"label: " + label,
+			fmt.Sprintf("%d keep-alive clients each GET /big?kb=%d, read it whole, and stay connected and idle; httpserver with default flags", retainClients, retainKB),
+			"RSS from /proc/PID/status. gnet returns the outbound buffer's slices to a sync.Pool, which drops them at the second garbage collection after; " +
+				"an idle server collects only when the runtime forces it, every 2 minutes, and then gives the memory back to the kernel gradually",
+		},
+	}
+	if label == "" {
+		r.settings = r.settings[1:]
+	}
+	srv, err := start("httpserver", bins.httpserver, "-addr", "127.0.0.1:0")
+	if err != nil {
+		return nil, err
+	}
+	defer srv.stop()
+	time.Sleep(time.Second)
+	idle, err := srv.sample()
+	if err != nil {
+		return nil, err
+	}
+	conns := make([]net.Conn, retainClients)
+	defer func() {
+		for _, c := range conns {
+			if c != nil {
+				c.Close()
+			}
+		}
+	}()
+	var wg sync.WaitGroup
+	errs := make(chan error, retainClients)
+	for i := range conns {
+		c, err := net.Dial("tcp", srv.addr)
+		if err != nil {
+			return nil, err
+		}
+		conns[i] = c
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			_ = c.SetDeadline(time.Now().Add(time.Minute))
+			errs <- roundTrip(c, bufio.NewReaderSize(c, 1<<16), fmt.Sprintf("GET /big?kb=%d HTTP/1.1\r\nHost: x\r\n\r\n", retainKB))
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	t := table{caption: "Server RSS while the clients stay connected and idle",
+		header: []string{"seconds after the last answer", "RSS MiB", "peak RSS MiB", "RSS - idle MiB"}}
+	t.add("before (idle)", mib(idle.rss), mib(idle.hwm), "0.0")
+	for at := time.Duration(0); at <= retainSettle; at += retainEvery {
+		p, err := srv.sample()
+		if err != nil {
+			return nil, err
+		}
+		t.add(int(at.Seconds()), mib(p.rss), mib(p.hwm), mib(p.rss-idle.rss))
+		if at < retainSettle {
+			time.Sleep(retainEvery)
+		}
+	}
+	r.tables = []table{t}
+	return r, nil
+}
