@@ -49,7 +49,7 @@ import (
 )
 
 func main() {
-	scenario := flag.String("scenario", "", "load (about 7 min with the defaults), attack (about 6 min), fairness (about 1 min) or retention (about 5 min)")
+	scenario := flag.String("scenario", "", "load (about 7 min with the defaults), attack (about 6 min), fairness (about 1 min) or retention (about 7 min)")
 	out := flag.String("out", "", "directory of the results file (default: the bench module's results)")
 	rev := flag.String("rev", "", "build examples/httpserver from this git revision, not the working tree (fairness)")
 	label := flag.String("label", "", "fairness, retention: what this run measures (before, after), written into the results file's name")
