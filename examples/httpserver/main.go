@@ -2,29 +2,37 @@
 // timeouts are package idleconn's: a header deadline that stops slowloris
 // clients (408, then close), an idle timeout between requests, a
 // write-stall timeout for clients that stop reading, a maximum lifetime
-// and a connection limit. It parses requests with net/http.ReadRequest.
+// and a connection limit (503, then close). It frames requests as Go's
+// net/http server does, parsing heads with net/http.ReadRequest and
+// decoding chunked bodies itself, as their bytes arrive.
 //
 //	go run ./examples/httpserver -addr 127.0.0.1:8080
 //	curl -s http://127.0.0.1:8080/ http://127.0.0.1:8080/delay?ms=200
 //
 // GET and HEAD of / answer "hello"; /delay?ms=N answers after N ms (at most
-// 10 s) without blocking its event loop, through a loop timer; /big?kb=N
-// answers N KiB. Content-Length bodies are read and discarded, pipelined
-// requests are answered in order, "Connection: close" is honoured, and a
-// request that cannot be parsed gets 400 and a close. A periodic timer on
-// each event loop refreshes the Date header once a second.
+// 10 s) without blocking its event loop, through a connection timer;
+// /big?kb=N answers N KiB (at most 64 MiB). Request bodies are read and
+// discarded (at most 1 MiB), pipelined requests are answered in order, a
+// share per event so that one client cannot hold its loop, and
+// "Connection: close" is honoured. A periodic timer on each event loop
+// refreshes the Date header once a second. README.md says how each
+// request is framed and how gnet's events shape the server.
 //
-// It prints "listening on ADDR", then serves until SIGINT or SIGTERM. It
-// takes flags only and exits 2 on a bad command line, 1 on any other
-// failure. -timeouts=false turns every timeout off, for load.sh to
-// measure what they cost.
+// It prints "listening on ADDR", then serves until SIGINT or SIGTERM, and
+// prints "stopped". It takes flags only and exits 2 on a bad command line,
+// 1 on any other failure. -timeouts=false turns every timeout off, for
+// load.sh to measure what they cost; -nethttp serves the same routes with
+// Go's net/http instead, with its timeouts set from the same flags, for
+// bench/cmd/httpload to measure beside it.
 package main
 
 import (
 	"context"
+	"errors"
 	"flag"
 	"fmt"
 	"io"
+	"net"
 	"runtime"
 	"time"
 
@@ -32,7 +40,6 @@ import (
 	"github.com/packwheel/packwheel/internal/cli"
 	"github.com/packwheel/packwheel/internal/engine"
 	"github.com/panjf2000/gnet/v2"
-	"github.com/panjf2000/gnet/v2/pkg/logging"
 )
 
 func main() { cli.Main("httpserver", run) }
@@ -48,6 +55,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	fs.DurationVar(&cfg.maxLife, "max-life", 0, "close connections open this long even if busy (0: no limit)")
 	fs.IntVar(&cfg.maxConns, "max-conns", 0, "refuse connections beyond this many open; keep it under ulimit -n (0: no limit)")
 	fs.BoolVar(&cfg.timeouts, "timeouts", true, "false turns every timeout and limit off")
+	nethttp := fs.Bool("nethttp", false, "serve the same routes with Go's net/http, its ReadHeaderTimeout, IdleTimeout and WriteTimeout set from these flags (-max-life and -max-conns do not apply)")
 	if err := cli.Parse(fs, args); err != nil {
 		return err
 	}
@@ -63,6 +71,12 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	case cfg.maxConns < 0:
 		return cli.Usagef("-max-conns %d: must not be negative (0: no limit)", cfg.maxConns)
 	}
+	if *nethttp {
+		if cfg.maxLife != 0 || cfg.maxConns != 0 {
+			return cli.Usagef("-nethttp: net/http has no -max-life or -max-conns")
+		}
+		return runNetHTTP(ctx, *addr, cfg, out)
+	}
 	if err := cli.CheckLoops(*loops); err != nil {
 		return err
 	}
@@ -70,10 +84,11 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	if err != nil {
 		return err
 	}
+	logger := &engine.ErrorsOnly{}
 	done := make(chan error, 1)
 	go func() {
 		done <- gnet.Run(srv.h, "tcp://"+*addr, gnet.WithNumEventLoop(*loops), gnet.WithReuseAddr(true),
-			gnet.WithLogLevel(logging.ErrorLevel))
+			gnet.WithLogger(logger))
 	}()
 	var eng gnet.Engine
 	select {
@@ -89,7 +104,10 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	select {
 	case err := <-done:
 		if err == nil {
-			err = fmt.Errorf("the engine stopped on its own")
+			err = errors.New("the engine stopped on its own")
+		}
+		if cause := logger.Cause(); cause != "" {
+			err = fmt.Errorf("%w after gnet logged: %s", err, cause)
 		}
 		return err
 	case <-ctx.Done():
@@ -99,13 +117,41 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	if err := eng.Stop(stopCtx); err != nil {
 		return err
 	}
-	return <-done
+	if err := <-done; err != nil {
+		return err
+	}
+	fmt.Fprintln(out, "stopped")
+	return nil
+}
+
+// runNetHTTP serves with newNetHTTP until ctx is done, then shuts down.
+func runNetHTTP(ctx context.Context, addr string, cfg config, out io.Writer) error {
+	ln, err := net.Listen("tcp", addr)
+	if err != nil {
+		return err
+	}
+	srv := newNetHTTP(cfg)
+	done := make(chan error, 1)
+	go func() { done <- srv.Serve(ln) }()
+	fmt.Fprintf(out, "listening on %s\n", ln.Addr())
+	select {
+	case err := <-done:
+		return err
+	case <-ctx.Done():
+	}
+	stopCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	if err := srv.Shutdown(stopCtx); err != nil {
+		return err
+	}
+	fmt.Fprintln(out, "stopped")
+	return nil
 }
 
 // newServer makes the application and the idleconn Handler that wraps it.
 func newServer(cfg config) (*server, error) {
 	srv := &server{cfg: cfg, booted: make(chan gnet.Engine, 1)}
-	opts := idleconn.Options{Timeout: cfg.idleTimeout, OnReap: srv.onReap}
+	opts := idleconn.Options{Timeout: cfg.idleTimeout, OnReap: srv.onReap, OnRefuse: onRefuse}
 	if cfg.timeouts {
 		opts.WriteStallTimeout, opts.MaxLifetime, opts.MaxConns = cfg.writeStall, cfg.maxLife, cfg.maxConns
 		// Every limit may close up to Resolution late, and its default,

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
 	"net/http"
 	"strconv"
 	"sync"
@@ -15,37 +13,42 @@ import (
 // config is what the server's flags set.
 type config struct {
 	headerTimeout time.Duration // whole request head, from its first byte; 408 and close
-	idleTimeout   time.Duration // between requests on a keep-alive connection
+	idleTimeout   time.Duration // between requests on a keep-alive connection, and between a body's reads
 	writeStall    time.Duration // pending output not draining
 	maxLife       time.Duration // however busy
 	maxConns      int
 	timeouts      bool // false: none of the above but the loop timers, for load.sh
 }
 
-// maxHead bounds a request head; a longer one gets 431 and a close.
-const maxHead = 16 << 10
-
-// maxDelay bounds /delay?ms=N, under any idle timeout worth having.
-const maxDelay = 10 * time.Second
+// What one connection may do in one event before the others on its loop
+// have theirs: a client that pipelines many requests is answered a share
+// at a time (TestFairShare).
+const (
+	answersPerEvent = 64
+	bytesPerEvent   = 1 << 20 // of answers
+)
 
 // server is the application: an HTTP/1.1 keep-alive server on gnet that
-// parses with net/http.ReadRequest and leaves every timeout to idleconn.
+// frames requests as net/http does (head.go, chunked.go) and leaves every
+// timeout to idleconn.
 //
-// A connection is in one of three states, each begun in one place:
+// A connection is in one of four states, each begun in one place; the
+// timers each state runs are idleconn's:
 //
-//	idle     between requests (open, or response written): the idle
-//	         timeout runs and no deadline is set (startIdle)
-//	head     a request head seen incomplete, until it is complete: the
-//	         idle timeout is off and the header deadline runs, not reset
-//	         by bytes, so a slowloris client is closed at it (startHead)
-//	request  head parsed, body being read or the response being made,
-//	         perhaps after a delay (a loop timer): the idle timeout runs,
-//	         no deadline (startRequest)
+//	idle    between requests: the idle timeout, counted from the last
+//	        byte received or the last answer (startIdle)
+//	head    a request head seen incomplete: the header deadline, counted
+//	        from then and not reset by bytes, and no idle timeout, so a
+//	        slowloris client is closed at it with 408 (startHead)
+//	body    head parsed, its body being read and discarded: the idle
+//	        timeout, between reads (startBody)
+//	answer  the answer waits for its /delay: no idle timeout, since the
+//	        client has nothing to send (startAnswer)
 //
-// A head that arrives whole, as nearly every one does, goes from idle to
-// request without touching a timer: the idle timeout stays on and counts
-// from its data. The write-stall timeout and the lifetime are idleconn's
-// options and run in every state.
+// A request that arrives whole with no delay goes from idle back to idle
+// without touching a timer: the idle timeout stays on and counts from its
+// data. The write-stall timeout and the lifetime are idleconn's options
+// and run in every state. README.md draws the states.
 type server struct {
 	gnet.BuiltinEventEngine
 	cfg    config
@@ -57,40 +60,32 @@ type server struct {
 // loopState is what one event loop shares among its connections, which
 // only it runs.
 type loopState struct {
-	date []byte // the Date header's value, refreshed each second by tick
-	tick idleconn.Timer
-	head bytes.Reader  // the request head being parsed
-	br   *bufio.Reader // reads it for http.ReadRequest
+	date   []byte // the Date header's value, refreshed each second by tick
+	tick   idleconn.Timer
+	parser *headParser
+	iov    [][]byte // a big answer's pieces, for Writev
 }
 
 // conn is a connection's context.
 type conn struct {
 	loop     *loopState
 	state    uint8
-	bodyLeft int64    // bytes of the current request's body still to discard
-	reply    response // the response made once the body is read
-	waiting  bool     // a /delay response is pending: later requests wait in the buffer
+	scanned  int   // bytes of the head already searched for its end
+	skipped  uint8 // CR and LF bytes ignored before this request line
+	req      request
+	bodyLeft int64  // bytes of a Content-Length body still to discard
+	chunks   chunks // the decoder of a chunked body
 	delay    idleconn.Timer
-	out      []byte
+	out      []byte // an answer's head, reused: never larger than a head
+	woken    bool   // a Wake is on its way: the next OnTraffic runs in gnet's task queue
 }
 
 const (
 	stateIdle uint8 = iota
 	stateHead
-	stateRequest
+	stateBody
+	stateAnswer
 )
-
-// response is a request's answer, kept while its body is read or its delay
-// runs.
-type response struct {
-	status int
-	body   []byte
-	head   bool // HEAD: headers only
-	close  bool // Connection: close
-	delay  time.Duration
-}
-
-var hello = []byte("hello\n")
 
 func (s *server) OnBoot(eng gnet.Engine) gnet.Action {
 	s.booted <- eng
@@ -103,13 +98,12 @@ func (s *server) OnOpen(c gnet.Conn) ([]byte, gnet.Action) {
 	if !ok {
 		// The loop's first connection: start its Date header cache, on
 		// the loop, as LoopTimer requires.
-		l := &loopState{br: bufio.NewReader(nil)}
+		l := &loopState{parser: newHeadParser()}
 		l.refresh()
 		s.h.LoopTimer(el, &l.tick, time.Second, time.Second, func(gnet.Conn) { l.refresh() })
 		ls, _ = s.loops.LoadOrStore(el, l)
 	}
-	cs := &conn{loop: ls.(*loopState)}
-	c.SetContext(cs)
+	c.SetContext(&conn{loop: ls.(*loopState)})
 	return nil, gnet.None
 }
 
@@ -122,72 +116,143 @@ func (s *server) OnTraffic(c gnet.Conn) gnet.Action {
 	if !ok {
 		return gnet.Close
 	}
-	return s.serve(c, cs)
+	queued := cs.woken
+	cs.woken = false
+	return s.serve(c, cs, queued)
 }
 
-// serve answers every complete request in c's inbound buffer, in order,
-// and stops at an incomplete one, or while a delayed response is pending.
-func (s *server) serve(c gnet.Conn, cs *conn) gnet.Action {
-	for !cs.waiting {
-		if cs.state == stateRequest {
-			if cs.bodyLeft > 0 {
-				n, _ := c.Discard(int(min(cs.bodyLeft, int64(c.InboundBuffered()))))
-				cs.bodyLeft -= int64(n)
-				if cs.bodyLeft > 0 {
-					return gnet.None
-				}
-			}
-			if cs.reply.delay > 0 {
-				cs.waiting = true
-				if !s.h.ConnTimer(c, &cs.delay, cs.reply.delay, 0, func(c gnet.Conn) {
-					cs.waiting = false
-					if s.respond(c, cs) == gnet.Close {
-						_ = c.Close()
-						return
-					}
-					if s.serve(c, cs) == gnet.Close {
-						_ = c.Close()
-					}
-				}) {
-					return gnet.Close // no longer tracked: closing
+// serve answers the requests in c's inbound buffer, in order, until it
+// needs more bytes, an answer waits for its delay, or c has had its share
+// of this event (answersPerEvent, bytesPerEvent); then, with requests
+// left, it yields. queued says whether it runs in gnet's task queue (a
+// Wake's OnTraffic or a timer), not for a read.
+func (s *server) serve(c gnet.Conn, cs *conn, queued bool) gnet.Action {
+	answers, sent := 0, 0
+	for {
+		switch cs.state {
+		case stateAnswer:
+			return gnet.None
+		case stateIdle, stateHead:
+			if answers >= answersPerEvent || sent >= bytesPerEvent {
+				if c.InboundBuffered() > 0 {
+					s.yield(c, cs, queued)
 				}
 				return gnet.None
 			}
-			if s.respond(c, cs) == gnet.Close {
-				return gnet.Close
+			if action, ok := s.readHead(c, cs); !ok {
+				return action
 			}
-			continue
 		}
-		buf, _ := c.Peek(-1)
-		if len(buf) == 0 {
-			return gnet.None
-		}
-		end := bytes.Index(buf, []byte("\r\n\r\n"))
-		if end < 0 {
-			if len(buf) > maxHead {
-				return s.fail(c, cs, http.StatusRequestHeaderFieldsTooLarge)
+		if cs.state == stateBody {
+			done, status := s.readBody(c, cs)
+			if status != 0 {
+				return s.refuse(c, cs, status)
 			}
-			if cs.state == stateIdle {
-				s.startHead(c, cs)
+			if !done {
+				return gnet.None
 			}
-			return gnet.None
 		}
-		head := buf[:end+4]
-		cs.loop.head.Reset(head)
-		cs.loop.br.Reset(&cs.loop.head)
-		req, err := http.ReadRequest(cs.loop.br)
-		_, _ = c.Discard(len(head))
-		if err != nil {
-			return s.fail(c, cs, http.StatusBadRequest)
+		if cs.req.delay > 0 {
+			return s.startAnswer(c, cs)
 		}
-		s.startRequest(c, cs, req)
+		n, action := s.answer(c, cs)
+		if action == gnet.Close {
+			return action
+		}
+		answers++
+		sent += n
 	}
-	return gnet.None
 }
 
-// startIdle begins the idle state. The idle timeout is on already: only
-// the head state turns it off, and startRequest turns it back on.
+// yield lets the other connections of c's loop have their events before c
+// goes on: gnet's Wake queues an OnTraffic behind the loop's current
+// events. A Wake made in gnet's task queue would run in the same pass over
+// the queue, before any event, so there it is made from a new goroutine,
+// which runs once the loop has moved on (README.md, "gnet's events"). A
+// yield costs gnet's Wake an allocation, and that path a goroutine: at
+// most once per answersPerEvent answers or bytesPerEvent bytes.
+func (s *server) yield(c gnet.Conn, cs *conn, queued bool) {
+	cs.woken = true
+	if queued {
+		go func() { _ = c.Wake(nil) }()
+	} else {
+		_ = c.Wake(nil)
+	}
+}
+
+// readHead looks for a whole request head at the start of c's inbound
+// buffer and, once there is one, parses it and begins its request. It
+// reports false, with the action to return, when there is none yet or it
+// was refused.
+func (s *server) readHead(c gnet.Conn, cs *conn) (gnet.Action, bool) {
+	buf, _ := c.Peek(-1)
+	if cs.state == stateIdle && cs.skipped < maxLeadingEmpty {
+		if n := leadingEmpty(buf, maxLeadingEmpty-int(cs.skipped)); n > 0 {
+			_, _ = c.Discard(n)
+			cs.skipped += uint8(n)
+			buf, _ = c.Peek(-1)
+		}
+	}
+	if len(buf) == 0 {
+		return gnet.None, false
+	}
+	end, next := headEnd(buf, cs.scanned)
+	if end == 0 {
+		cs.scanned = next
+		if len(buf) > maxHead {
+			return s.refuse(c, cs, http.StatusRequestHeaderFieldsTooLarge), false
+		}
+		if cs.state == stateIdle {
+			s.startHead(c, cs)
+		}
+		return gnet.None, false
+	}
+	if end > maxHead {
+		return s.refuse(c, cs, http.StatusRequestHeaderFieldsTooLarge), false
+	}
+	req, status := cs.loop.parser.parse(buf[:end])
+	_, _ = c.Discard(end)
+	cs.scanned, cs.skipped = 0, 0
+	if status != 0 {
+		return s.refuse(c, cs, status), false
+	}
+	s.startBody(c, cs, req)
+	return gnet.None, true
+}
+
+// readBody discards what has arrived of the request's body and reports
+// whether all of it has, or the status that refuses a malformed or too
+// long chunked body.
+func (s *server) readBody(c gnet.Conn, cs *conn) (done bool, status int) {
+	// gnet's Discard empties the whole buffer when asked for 0 bytes.
+	if cs.req.bodyLen >= 0 {
+		if n := int(min(cs.bodyLeft, int64(c.InboundBuffered()))); n > 0 {
+			_, _ = c.Discard(n)
+			cs.bodyLeft -= int64(n)
+		}
+		return cs.bodyLeft == 0, 0
+	}
+	buf, _ := c.Peek(-1)
+	n, done, err := cs.chunks.decode(buf)
+	if n > 0 {
+		_, _ = c.Discard(n)
+	}
+	switch {
+	case err == errBodyTooLarge:
+		return false, http.StatusRequestEntityTooLarge
+	case err != nil:
+		return false, http.StatusBadRequest
+	}
+	return done, 0
+}
+
+// startIdle begins the idle state after an answer: the idle timeout, now
+// counted from the answer, if the answer state had turned it off. In the
+// other states it is on already.
 func (s *server) startIdle(c gnet.Conn, cs *conn) {
+	if cs.state == stateAnswer && s.cfg.timeouts {
+		s.h.SetIdleTimeout(c, s.cfg.idleTimeout)
+	}
 	cs.state = stateIdle
 }
 
@@ -203,67 +268,80 @@ func (s *server) startHead(c gnet.Conn, cs *conn) {
 	}
 }
 
-// startRequest begins the request state once req's head is parsed: after
-// the head state, the deadline is cleared and the idle timeout back on;
-// the response is decided and the body is to be discarded.
-func (s *server) startRequest(c gnet.Conn, cs *conn, req *http.Request) {
+// startBody begins the body state once req's head is parsed: after the
+// head state, the deadline is cleared and the idle timeout back on. A
+// client that asked for it is told to send its body.
+func (s *server) startBody(c gnet.Conn, cs *conn, req request) {
 	if cs.state == stateHead && s.cfg.timeouts {
 		s.h.SetDeadline(c, time.Time{})
 		s.h.SetIdleTimeout(c, s.cfg.idleTimeout)
 	}
-	cs.state = stateRequest
-	cs.bodyLeft = max(req.ContentLength, 0)
-	cs.reply = route(req)
+	cs.state, cs.req = stateBody, req
+	cs.bodyLeft, cs.chunks = req.bodyLen, chunks{}
+	if req.sendContinue {
+		_, _ = c.Write(continue100)
+	}
 }
 
-// route decides the answer to req.
-func route(req *http.Request) response {
-	r := response{status: http.StatusOK, body: hello, head: req.Method == http.MethodHead, close: req.Close}
-	switch {
-	case req.Method != http.MethodGet && req.Method != http.MethodHead:
-		r.status, r.body = http.StatusMethodNotAllowed, nil
-	case len(req.TransferEncoding) > 0:
-		// Chunked bodies are beyond this example: refuse and close, so
-		// the body is not taken for the next request.
-		r.status, r.body, r.close = http.StatusNotImplemented, nil, true
-	case req.URL.Path == "/":
-	case req.URL.Path == "/delay":
-		ms, err := strconv.Atoi(req.URL.Query().Get("ms"))
-		if d := time.Duration(ms) * time.Millisecond; err != nil || ms < 0 || d > maxDelay {
-			r.status, r.body = http.StatusBadRequest, nil
-		} else {
-			r.delay = max(d, 1) // a zero delay would not be a timer
-		}
-	case req.URL.Path == "/big":
-		kb, err := strconv.Atoi(req.URL.Query().Get("kb"))
-		if err != nil || kb < 0 || kb > 1<<20 {
-			r.status, r.body = http.StatusBadRequest, nil
-		} else {
-			r.body = bytes.Repeat([]byte("x"), kb<<10)
-		}
-	default:
-		r.status, r.body = http.StatusNotFound, nil
-	}
-	return r
-}
+var continue100 = []byte("HTTP/1.1 100 Continue\r\n\r\n")
 
-// respond writes the pending response and begins the idle state, or
-// reports Close after a response that ends the connection.
-func (s *server) respond(c gnet.Conn, cs *conn) gnet.Action {
-	r := cs.reply
-	cs.out = appendResponse(cs.out[:0], cs.loop.date, r.status, r.body, r.head, r.close)
-	_, _ = c.Write(cs.out)
-	cs.reply = response{}
-	if r.close {
-		return gnet.Close
+// startAnswer begins the answer state for a request whose answer waits:
+// no idle timeout until it is answered, and a timer on c's loop that
+// answers it and goes on with the requests after it.
+func (s *server) startAnswer(c gnet.Conn, cs *conn) gnet.Action {
+	cs.state = stateAnswer
+	if s.cfg.timeouts {
+		s.h.SetIdleTimeout(c, 0)
 	}
-	s.startIdle(c, cs)
+	if !s.h.ConnTimer(c, &cs.delay, cs.req.delay, 0, func(c gnet.Conn) {
+		if _, action := s.answer(c, cs); action == gnet.Close || s.serve(c, cs, true) == gnet.Close {
+			_ = c.Close()
+		}
+	}) {
+		return gnet.Close // no longer tracked: closing
+	}
 	return gnet.None
 }
 
-// fail answers a request that cannot be read with status and closes.
-func (s *server) fail(c gnet.Conn, cs *conn, status int) gnet.Action {
-	cs.out = appendResponse(cs.out[:0], cs.loop.date, status, nil, false, true)
+// answer writes the answer to the request read, begins the idle state and
+// returns the bytes written, or reports Close after an answer that ends
+// the connection. No allocation (TestAnswerZeroAllocs): the answer's head
+// is made in cs.out, which never grows past a head, and a big body is
+// written from bigBlock; what the socket does not take, gnet copies into
+// its outbound buffer.
+func (s *server) answer(c gnet.Conn, cs *conn) (int, gnet.Action) {
+	r := &cs.req
+	cs.out = appendHead(cs.out[:0], cs.loop.date, r.status, r.length(), r.close, r.keepAlive10)
+	n := len(cs.out)
+	switch {
+	case r.head:
+		_, _ = c.Write(cs.out)
+	case r.bigKB == 0:
+		cs.out = append(cs.out, r.body...)
+		n = len(cs.out)
+		_, _ = c.Write(cs.out)
+	default:
+		iov := append(cs.loop.iov[:0], cs.out)
+		for left := r.bigKB << 10; left > 0; left -= len(bigBlock) {
+			iov = append(iov, bigBlock[:min(left, len(bigBlock))])
+		}
+		n += r.length()
+		_, _ = c.Writev(iov)
+		clear(iov) // keep no answer's head alive
+		cs.loop.iov = iov[:0]
+	}
+	closing := r.close
+	cs.req = request{}
+	if closing {
+		return n, gnet.Close
+	}
+	s.startIdle(c, cs)
+	return n, gnet.None
+}
+
+// refuse answers a request that cannot be read with status, and closes.
+func (s *server) refuse(c gnet.Conn, cs *conn, status int) gnet.Action {
+	cs.out = appendHead(cs.out[:0], cs.loop.date, status, 0, true, false)
 	_, _ = c.Write(cs.out)
 	return gnet.Close
 }
@@ -271,13 +349,20 @@ func (s *server) fail(c gnet.Conn, cs *conn, status int) gnet.Action {
 // onReap answers 408 to a connection closed at its header deadline.
 func (s *server) onReap(c gnet.Conn, why idleconn.Reason) {
 	if cs, ok := c.Context().(*conn); ok && why == idleconn.Deadline {
-		cs.out = appendResponse(cs.out[:0], cs.loop.date, http.StatusRequestTimeout, nil, false, true)
+		cs.out = appendHead(cs.out[:0], cs.loop.date, http.StatusRequestTimeout, 0, true, false)
 		_, _ = c.Write(cs.out)
 	}
 }
 
-// appendResponse appends an HTTP/1.1 response to dst.
-func appendResponse(dst, date []byte, status int, body []byte, head, close bool) []byte {
+// full is what a connection beyond MaxConns is told before it is closed.
+var full = []byte("HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain\r\nContent-Length: 21\r\nConnection: close\r\n\r\ntoo many connections\n")
+
+// onRefuse tells a connection MaxConns refuses why, rather than closing it
+// silently.
+func onRefuse(c gnet.Conn) { _, _ = c.Write(full) }
+
+// appendHead appends an HTTP/1.1 response head to dst.
+func appendHead(dst, date []byte, status, length int, close, keepAlive10 bool) []byte {
 	dst = append(dst, "HTTP/1.1 "...)
 	dst = strconv.AppendInt(dst, int64(status), 10)
 	dst = append(dst, ' ')
@@ -285,13 +370,12 @@ func appendResponse(dst, date []byte, status int, body []byte, head, close bool)
 	dst = append(dst, "\r\nServer: packwheel-httpserver\r\nDate: "...)
 	dst = append(dst, date...)
 	dst = append(dst, "\r\nContent-Type: text/plain\r\nContent-Length: "...)
-	dst = strconv.AppendInt(dst, int64(len(body)), 10)
-	if close {
+	dst = strconv.AppendInt(dst, int64(length), 10)
+	switch {
+	case close:
 		dst = append(dst, "\r\nConnection: close"...)
+	case keepAlive10:
+		dst = append(dst, "\r\nConnection: keep-alive"...)
 	}
-	dst = append(dst, "\r\n\r\n"...)
-	if !head {
-		dst = append(dst, body...)
-	}
-	return dst
+	return append(dst, "\r\n\r\n"...)
 }

@@ -33,10 +33,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log"
 	"runtime"
 	"strings"
-	"sync"
 	"time"
 
 	"github.com/packwheel/packwheel/idleconn"
@@ -107,7 +105,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 	srv.h = h
-	logger := &errorsOnly{}
+	logger := &engine.ErrorsOnly{}
 	logging.SetDefaultLoggerAndFlusher(logger, nil)
 	done := make(chan error, 1)
 	go func() {
@@ -138,7 +136,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 			if err == nil {
 				err = errors.New("the engine stopped on its own")
 			}
-			if cause := logger.cause(); cause != "" {
+			if cause := logger.Cause(); cause != "" {
 				err = fmt.Errorf("%w after gnet logged: %s", err, cause)
 			}
 			return err
@@ -213,33 +211,4 @@ func (e *echo) flush(c gnet.Conn) {
 		buf, _ := c.Next(-1)
 		_, _ = c.Write(buf)
 	}
-}
-
-// errorsOnly is gnet's logger here: its start-up banner would come before
-// "listening on", on stdout. It keeps the first error, which says why an
-// engine stopped on its own: the ones after say that it is stopping.
-type errorsOnly struct {
-	mu    sync.Mutex
-	first string
-}
-
-func (*errorsOnly) Debugf(string, ...any) {}
-func (*errorsOnly) Infof(string, ...any)  {}
-func (*errorsOnly) Warnf(string, ...any)  {}
-func (e *errorsOnly) Errorf(f string, a ...any) {
-	msg := fmt.Sprintf(f, a...)
-	e.mu.Lock()
-	if e.first == "" {
-		e.first = msg
-	}
-	e.mu.Unlock()
-	log.Print(msg)
-}
-func (*errorsOnly) Fatalf(f string, a ...any) { log.Fatalf(f, a...) }
-
-// cause returns the first error gnet logged, or "".
-func (e *errorsOnly) cause() string {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.first
 }

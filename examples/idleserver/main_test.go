@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"io"
 	"net"
@@ -17,36 +16,6 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// lines returns a channel of r's lines, closed at EOF.
-func lines(r io.Reader) <-chan string {
-	ch := make(chan string, 100)
-	go func() {
-		defer close(ch)
-		sc := bufio.NewScanner(r)
-		for sc.Scan() {
-			ch <- sc.Text()
-		}
-	}()
-	return ch
-}
-
-// waitLine returns the first line from ch that contains want.
-func waitLine(t *testing.T, ch <-chan string, want string) string {
-	t.Helper()
-	deadline := time.After(10 * time.Second)
-	for {
-		select {
-		case line, ok := <-ch:
-			require.True(t, ok, "output ended before a line with %q", want)
-			if strings.Contains(line, want) {
-				return line
-			}
-		case <-deadline:
-			t.Fatalf("no line with %q", want)
-		}
-	}
-}
-
 // TestRun starts the server, checks that it echoes and closes an idle
 // connection, and that it stops when its context is cancelled.
 func TestRun(t *testing.T) {
@@ -58,8 +27,8 @@ func TestRun(t *testing.T) {
 		done <- run(ctx, []string{"-addr", "127.0.0.1:0", "-timeout", "200ms", "-loops", "2", "-stats", "50ms"}, w)
 		_ = w.Close()
 	}()
-	out := lines(r)
-	addr := strings.TrimPrefix(waitLine(t, out, "listening on "), "listening on ")
+	out := cmdtest.Lines(r)
+	addr := strings.TrimPrefix(cmdtest.WaitLine(t, out, "listening on "), "listening on ")
 
 	c, err := net.Dial("tcp", addr)
 	require.NoError(t, err)
@@ -75,11 +44,11 @@ func TestRun(t *testing.T) {
 	require.NoError(t, c.SetReadDeadline(time.Now().Add(5*time.Second)))
 	_, err = c.Read(buf)
 	require.ErrorIs(t, err, io.EOF)
-	waitLine(t, out, "open 0  reaped 1 (idle 1, lifetime 0, write stall 0, output full 0, input full 0, shed 0, shutdown 0)  refused 0")
+	cmdtest.WaitLine(t, out, "open 0  reaped 1 (idle 1, lifetime 0, write stall 0, output full 0, input full 0, shed 0, shutdown 0)  refused 0")
 
 	cancel()
 	require.NoError(t, <-done)
-	waitLine(t, out, "stopped")
+	cmdtest.WaitLine(t, out, "stopped")
 }
 
 // TestFlags checks that run refuses each bad value before serving, with
@@ -150,11 +119,11 @@ func TestSignal(t *testing.T) {
 			stdout, err := cmd.StdoutPipe()
 			require.NoError(t, err)
 			require.NoError(t, cmd.Start())
-			out := lines(stdout)
-			waitLine(t, out, "listening on 127.0.0.1:")
+			out := cmdtest.Lines(stdout)
+			cmdtest.WaitLine(t, out, "listening on 127.0.0.1:")
 			require.NoError(t, cmd.Process.Signal(tc.sig))
-			waitLine(t, out, "open 0  reaped 0 (idle 0, lifetime 0, write stall 0, output full 0, input full 0, shed 0, shutdown 0)  refused 0")
-			waitLine(t, out, "stopped")
+			cmdtest.WaitLine(t, out, "open 0  reaped 0 (idle 0, lifetime 0, write stall 0, output full 0, input full 0, shed 0, shutdown 0)  refused 0")
+			cmdtest.WaitLine(t, out, "stopped")
 			require.NoError(t, cmd.Wait())
 		})
 	}
@@ -194,8 +163,8 @@ func TestDescriptorLimit(t *testing.T) {
 			var stderr strings.Builder
 			cmd.Stderr = &stderr
 			require.NoError(t, cmd.Start())
-			out := lines(stdout)
-			addr := strings.TrimPrefix(waitLine(t, out, "listening on "), "listening on ")
+			out := cmdtest.Lines(stdout)
+			addr := strings.TrimPrefix(cmdtest.WaitLine(t, out, "listening on "), "listening on ")
 			var conns []net.Conn
 			defer func() {
 				for _, c := range conns {
@@ -218,9 +187,9 @@ func TestDescriptorLimit(t *testing.T) {
 				require.Contains(t, stderr.String(), "too many open files")
 				return
 			}
-			line := waitLine(t, out, "refused ")
+			line := cmdtest.WaitLine(t, out, "refused ")
 			for !strings.HasPrefix(line, "open 20 ") {
-				line = waitLine(t, out, "refused ")
+				line = cmdtest.WaitLine(t, out, "refused ")
 			}
 			// Still serving the connections it holds.
 			_, err = conns[0].Write([]byte("ping"))
@@ -229,7 +198,7 @@ func TestDescriptorLimit(t *testing.T) {
 			_, err = io.ReadFull(conns[0], buf)
 			require.NoError(t, err)
 			require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
-			waitLine(t, out, "stopped")
+			cmdtest.WaitLine(t, out, "stopped")
 			require.NoError(t, cmd.Wait(), "stderr: %s", &stderr)
 		})
 	}
