@@ -13,11 +13,33 @@ import (
 // config is what the server's flags set.
 type config struct {
 	headerTimeout time.Duration // whole request head, from its first byte; 408 and close
-	idleTimeout   time.Duration // between requests on a keep-alive connection, and between a body's reads
+	bodyTimeout   time.Duration // whole request body, from the end of its head; 408 and close
+	idleTimeout   time.Duration // between requests on a keep-alive connection
 	writeStall    time.Duration // pending output not draining
+	minDrainRate  int           // bytes a second pending output must drain, over drainWindow
 	maxLife       time.Duration // however busy
-	maxConns      int
-	timeouts      bool // false: none of the above but the loop timers, for load.sh
+	maxOutput     int           // pending output: more closes the connection
+	maxInput      int           // unread input: more closes the connection
+	maxConns      int           // 0: idleconn's default, from ulimit -n
+	drain         time.Duration // how long a graceful stop waits for requests in flight
+	timeouts      bool          // false: no time limit but the loop timers, for load.sh
+}
+
+// defaults are the flags' defaults: the time limits nginx and net/http
+// servers commonly run with, and bounds on memory that keep what one
+// client can make the server hold to about a MiB of output and a quarter
+// of input. -min-drain-rate, 4 KiB/s, is far under any client on a
+// working network and far over what a slow-read attack reads.
+var defaults = config{
+	headerTimeout: 5 * time.Second,
+	bodyTimeout:   10 * time.Second,
+	idleTimeout:   60 * time.Second,
+	writeStall:    10 * time.Second,
+	minDrainRate:  4 << 10,
+	maxOutput:     1 << 20,
+	maxInput:      256 << 10,
+	drain:         10 * time.Second,
+	timeouts:      true,
 }
 
 // What one connection may do in one event before the others on its loop
@@ -32,23 +54,34 @@ const (
 // frames requests as net/http does (head.go, chunked.go) and leaves every
 // timeout to idleconn.
 //
-// A connection is in one of four states, each begun in one place; the
-// timers each state runs are idleconn's:
+// A connection is in one of six states, each begun in one place; the
+// limits each state runs are idleconn's:
 //
-//	idle    between requests: the idle timeout, counted from the last
-//	        byte received or the last answer (startIdle)
-//	head    a request head seen incomplete: the header deadline, counted
-//	        from then and not reset by bytes, and no idle timeout, so a
-//	        slowloris client is closed at it with 408 (startHead)
-//	body    head parsed, its body being read and discarded: the idle
-//	        timeout, between reads (startBody)
-//	answer  the answer waits for its /delay: no idle timeout, since the
-//	        client has nothing to send (startAnswer)
+//	idle     between requests: the idle timeout, counted from the last
+//	         byte received, or the last of an answer read (startIdle)
+//	head     a request head seen incomplete: the header deadline, counted
+//	         from then and not reset by bytes, and no idle timeout, so a
+//	         slowloris client is closed at it with 408 (wait)
+//	body     head parsed, its body being read and discarded: the body
+//	         deadline, counted from the end of the head, and no idle
+//	         timeout, so a slow-body client is closed at it with 408
+//	         (startBody, wait)
+//	answer   the answer waits for its /delay: no idle timeout, since the
+//	         client has nothing to send (startAnswer)
+//	send     a /big answer written as the client reads it, a piece while
+//	         the connection is writable: no idle timeout; the write stall,
+//	         the drain rate and the output bound (send)
+//	closing  the answer ended the connection (Connection: close, a
+//	         refusal, or Shutdown): idleconn closes it once the answer
+//	         has drained, and the server hears nothing more (finish)
 //
-// A request that arrives whole with no delay goes from idle back to idle
-// without touching a timer: the idle timeout stays on and counts from its
-// data. The write-stall timeout and the lifetime are idleconn's options
-// and run in every state. README.md draws the states.
+// A state that waits turns the idle timeout off, which also marks the
+// connection busy for idleconn's Shutdown; startIdle turns it back on. A
+// request that arrives whole with no delay, and whose answer fits, goes
+// from idle back to idle without touching a timer: the idle timeout stays
+// on and counts from its data. The write-stall timeout, the drain rate,
+// the lifetime and the bounds on output and input run in every state.
+// README.md draws the states.
 type server struct {
 	gnet.BuiltinEventEngine
 	cfg    config
@@ -63,7 +96,6 @@ type loopState struct {
 	date   []byte // the Date header's value, refreshed each second by tick
 	tick   idleconn.Timer
 	parser *headParser
-	iov    [][]byte // a big answer's pieces, for Writev
 }
 
 // conn is a connection's context.
@@ -77,6 +109,9 @@ type conn struct {
 	chunks   chunks // the decoder of a chunked body
 	delay    idleconn.Timer
 	out      []byte // an answer's head, reused: never larger than a head
+	sending  int    // bytes of a /big answer still to write
+	busy     bool   // a waiting state turned the idle timeout off
+	bodyWait bool   // the body's deadline is set
 	woken    bool   // a Wake is on its way: the next OnTraffic runs in gnet's task queue
 }
 
@@ -85,7 +120,14 @@ const (
 	stateHead
 	stateBody
 	stateAnswer
+	stateSend
+	stateClosing
 )
+
+// piece is how much of a /big answer is written at a time, while the
+// connection is writable: its pending output stays under the high-water
+// mark and a piece.
+const piece = 64 << 10
 
 func (s *server) OnBoot(eng gnet.Engine) gnet.Action {
 	s.booted <- eng
@@ -122,23 +164,38 @@ func (s *server) OnTraffic(c gnet.Conn) gnet.Action {
 }
 
 // serve answers the requests in c's inbound buffer, in order, until it
-// needs more bytes, an answer waits for its delay, or c has had its share
-// of this event (answersPerEvent, bytesPerEvent); then, with requests
+// needs more bytes, an answer waits for its delay, c is not writable
+// (idleconn's OnWritable calls resume), or c has had its share of this
+// event (answersPerEvent, bytesPerEvent); then, with requests or an answer
 // left, it yields. queued says whether it runs in gnet's task queue (a
-// Wake's OnTraffic or a timer), not for a read.
+// Wake's OnTraffic, a timer or OnWritable), not for a read.
 func (s *server) serve(c gnet.Conn, cs *conn, queued bool) gnet.Action {
 	answers, sent := 0, 0
 	for {
 		switch cs.state {
-		case stateAnswer:
+		case stateAnswer, stateClosing:
 			return gnet.None
-		case stateIdle, stateHead:
-			if answers >= answersPerEvent || sent >= bytesPerEvent {
-				if c.InboundBuffered() > 0 {
-					s.yield(c, cs, queued)
-				}
-				return gnet.None
+		}
+		if !s.h.Writable(c) {
+			return gnet.None // the client reads too slowly: wait
+		}
+		if answers >= answersPerEvent || sent >= bytesPerEvent {
+			if cs.state == stateSend || c.InboundBuffered() > 0 {
+				s.yield(c, cs, queued)
 			}
+			return gnet.None
+		}
+		switch cs.state {
+		case stateSend:
+			sent += s.send(c, cs, bytesPerEvent-sent)
+			if cs.sending == 0 {
+				answers++
+				if s.finish(c, cs) {
+					return gnet.None
+				}
+			}
+			continue
+		case stateIdle, stateHead:
 			if action, ok := s.readHead(c, cs); !ok {
 				return action
 			}
@@ -149,18 +206,33 @@ func (s *server) serve(c gnet.Conn, cs *conn, queued bool) gnet.Action {
 				return s.refuse(c, cs, status)
 			}
 			if !done {
+				if !cs.bodyWait { // the body's deadline counts from the end of its head
+					cs.bodyWait = true
+					s.wait(c, cs, time.Now().Add(s.cfg.bodyTimeout))
+				}
 				return gnet.None
 			}
 		}
 		if cs.req.delay > 0 {
 			return s.startAnswer(c, cs)
 		}
-		n, action := s.answer(c, cs)
-		if action == gnet.Close {
-			return action
+		sent += s.answer(c, cs)
+		if cs.state != stateSend {
+			answers++
 		}
-		answers++
-		sent += n
+		if cs.state == stateClosing {
+			return gnet.None
+		}
+	}
+}
+
+// resume goes on serving c, which has drained enough to take more output:
+// idleconn's OnWritable.
+func (s *server) resume(c gnet.Conn) {
+	if cs, ok := c.Context().(*conn); ok && !cs.woken {
+		if s.serve(c, cs, true) == gnet.Close {
+			_ = c.Close()
+		}
 	}
 }
 
@@ -203,7 +275,8 @@ func (s *server) readHead(c gnet.Conn, cs *conn) (gnet.Action, bool) {
 			return s.refuse(c, cs, http.StatusRequestHeaderFieldsTooLarge), false
 		}
 		if cs.state == stateIdle {
-			s.startHead(c, cs)
+			cs.state = stateHead
+			s.wait(c, cs, time.Now().Add(s.cfg.headerTimeout))
 		}
 		return gnet.None, false
 	}
@@ -247,36 +320,36 @@ func (s *server) readBody(c gnet.Conn, cs *conn) (done bool, status int) {
 }
 
 // startIdle begins the idle state after an answer: the idle timeout, now
-// counted from the answer, if the answer state had turned it off. In the
-// other states it is on already.
+// counted from the answer, if a waiting state had turned it off, and no
+// deadline. Otherwise it is on already.
 func (s *server) startIdle(c gnet.Conn, cs *conn) {
-	if cs.state == stateAnswer && s.cfg.timeouts {
-		s.h.SetIdleTimeout(c, s.cfg.idleTimeout)
-	}
-	cs.state = stateIdle
-}
-
-// startHead begins the head state when a request head is seen incomplete:
-// the header deadline, counted from now and not reset by bytes, and no
-// idle timeout. The deadline counts from the look that found the head
-// incomplete, at most one read after its first byte.
-func (s *server) startHead(c gnet.Conn, cs *conn) {
-	cs.state = stateHead
-	if s.cfg.timeouts {
-		s.h.SetIdleTimeout(c, 0)
-		s.h.SetDeadline(c, time.Now().Add(s.cfg.headerTimeout))
-	}
-}
-
-// startBody begins the body state once req's head is parsed: after the
-// head state, the deadline is cleared and the idle timeout back on. A
-// client that asked for it is told to send its body.
-func (s *server) startBody(c gnet.Conn, cs *conn, req request) {
-	if cs.state == stateHead && s.cfg.timeouts {
+	if cs.busy && s.cfg.timeouts {
 		s.h.SetDeadline(c, time.Time{})
 		s.h.SetIdleTimeout(c, s.cfg.idleTimeout)
 	}
-	cs.state, cs.req = stateBody, req
+	cs.state, cs.busy = stateIdle, false
+}
+
+// wait begins waiting within a request (for the rest of its head or body,
+// its delay, or the client to read its answer): no idle timeout, which
+// marks c busy, and deadline, or none for the zero time. A head's deadline
+// counts from the look that found it incomplete, at most one read after
+// its first byte, and is not reset by bytes.
+func (s *server) wait(c gnet.Conn, cs *conn, deadline time.Time) {
+	if s.cfg.timeouts {
+		if !cs.busy {
+			s.h.SetIdleTimeout(c, 0)
+		}
+		s.h.SetDeadline(c, deadline)
+	}
+	cs.busy = true
+}
+
+// startBody begins the body state once req's head is parsed; the body's
+// deadline is set if the body is not all there (serve). A client that
+// asked for it is told to send its body.
+func (s *server) startBody(c gnet.Conn, cs *conn, req request) {
+	cs.state, cs.req, cs.bodyWait = stateBody, req, false
 	cs.bodyLeft, cs.chunks = req.bodyLen, chunks{}
 	if req.sendContinue {
 		_, _ = c.Write(continue100)
@@ -290,11 +363,10 @@ var continue100 = []byte("HTTP/1.1 100 Continue\r\n\r\n")
 // answers it and goes on with the requests after it.
 func (s *server) startAnswer(c gnet.Conn, cs *conn) gnet.Action {
 	cs.state = stateAnswer
-	if s.cfg.timeouts {
-		s.h.SetIdleTimeout(c, 0)
-	}
+	s.wait(c, cs, time.Time{})
 	if !s.h.ConnTimer(c, &cs.delay, cs.req.delay, 0, func(c gnet.Conn) {
-		if _, action := s.answer(c, cs); action == gnet.Close || s.serve(c, cs, true) == gnet.Close {
+		s.answer(c, cs)
+		if s.serve(c, cs, true) == gnet.Close {
 			_ = c.Close()
 		}
 	}) {
@@ -303,47 +375,69 @@ func (s *server) startAnswer(c gnet.Conn, cs *conn) gnet.Action {
 	return gnet.None
 }
 
-// answer writes the answer to the request read, begins the idle state and
-// returns the bytes written, or reports Close after an answer that ends
-// the connection. No allocation (TestAnswerZeroAllocs): the answer's head
-// is made in cs.out, which never grows past a head, and a big body is
-// written from bigBlock; what the socket does not take, gnet copies into
-// its outbound buffer.
-func (s *server) answer(c gnet.Conn, cs *conn) (int, gnet.Action) {
+// answer writes the answer to the request read, or its head and the
+// send state for a /big one, and returns the bytes written. An answer
+// during Shutdown ends its connection, as Connection: close does. No
+// allocation (TestAnswerZeroAllocs): the head is made in cs.out, which
+// never grows past a head, and a big body is written from bigBlock.
+func (s *server) answer(c gnet.Conn, cs *conn) int {
 	r := &cs.req
+	r.close = r.close || s.h.ShuttingDown()
 	cs.out = appendHead(cs.out[:0], cs.loop.date, r.status, r.length(), r.close, r.keepAlive10)
-	n := len(cs.out)
-	switch {
-	case r.head:
-		_, _ = c.Write(cs.out)
-	case r.bigKB == 0:
+	if !r.head {
 		cs.out = append(cs.out, r.body...)
-		n = len(cs.out)
-		_, _ = c.Write(cs.out)
-	default:
-		iov := append(cs.loop.iov[:0], cs.out)
-		for left := r.bigKB << 10; left > 0; left -= len(bigBlock) {
-			iov = append(iov, bigBlock[:min(left, len(bigBlock))])
-		}
-		n += r.length()
-		_, _ = c.Writev(iov)
-		clear(iov) // keep no answer's head alive
-		cs.loop.iov = iov[:0]
 	}
-	closing := r.close
-	cs.req = request{}
-	if closing {
-		return n, gnet.Close
+	_, _ = c.Write(cs.out)
+	if !r.head && r.bigKB > 0 {
+		cs.state, cs.sending = stateSend, r.bigKB<<10
+		s.wait(c, cs, time.Time{})
+		return len(cs.out)
 	}
-	s.startIdle(c, cs)
-	return n, gnet.None
+	s.finish(c, cs)
+	return len(cs.out)
 }
 
-// refuse answers a request that cannot be read with status, and closes.
+// send writes what c takes of the /big answer left, a piece at a time
+// while c is writable and at most budget bytes, and returns the bytes
+// written: what the socket does not take, gnet copies into its outbound
+// buffer, so the server holds at most the high-water mark and a piece of
+// it, however large the answer.
+func (s *server) send(c gnet.Conn, cs *conn, budget int) int {
+	sent := 0
+	for cs.sending > 0 && sent < budget && s.h.Writable(c) {
+		n, _ := c.Write(bigBlock[:min(cs.sending, piece)])
+		cs.sending -= n
+		sent += n
+	}
+	return sent
+}
+
+// finish ends the request answered: the connection closes once the answer
+// has drained (idleconn's CloseAfterFlush), if it asked to or the server
+// is shutting down, or waits for the next request. It reports whether the
+// connection is closing.
+func (s *server) finish(c gnet.Conn, cs *conn) bool {
+	closing := cs.req.close
+	cs.req = request{}
+	if closing {
+		cs.state = stateClosing
+		if !s.h.CloseAfterFlush(c) {
+			_ = c.Close() // not tracked: gnet's own close
+		}
+		return true
+	}
+	s.startIdle(c, cs)
+	return false
+}
+
+// refuse answers a request that cannot be read with status and closes the
+// connection once the answer has drained.
 func (s *server) refuse(c gnet.Conn, cs *conn, status int) gnet.Action {
 	cs.out = appendHead(cs.out[:0], cs.loop.date, status, 0, true, false)
 	_, _ = c.Write(cs.out)
-	return gnet.Close
+	cs.req = request{close: true}
+	s.finish(c, cs)
+	return gnet.None
 }
 
 // onReap answers 408 to a connection closed at its header deadline.

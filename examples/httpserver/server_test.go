@@ -23,9 +23,9 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// testConfig has every timeout long enough not to fire unless a test
-// shortens it.
-var testConfig = config{headerTimeout: 5 * time.Second, idleTimeout: time.Minute, writeStall: 10 * time.Second, timeouts: true}
+// testConfig is the flags' defaults, whose timeouts are long enough not
+// to fire unless a test shortens them.
+var testConfig = defaults
 
 // start runs a server with two event loops on 127.0.0.1 for the test and
 // returns its address.
