@@ -24,8 +24,12 @@ import (
 // request is being read or answered, which a deadline and the output
 // limits bound instead; CloseIdle and Shutdown take a connection whose
 // idle timeout is off for one that is busy. It panics, with a message
-// starting "idleconn: ", if d is negative, before changing anything. See
-// the package documentation for what all setters share.
+// starting "idleconn: ", if d is negative, before changing anything.
+// It must be called on c's loop: from a handler callback for c,
+// or a runnable given to c.EventLoop().Execute. It reports whether c is
+// tracked; false means it did nothing, c being untracked, refused, or
+// closed with its descriptor reused since. O(1), at most one clock read,
+// no allocation.
 func (h *Handler) SetIdleTimeout(c gnet.Conn, d time.Duration) bool {
 	ticks, s, l := h.setting("SetIdleTimeout", c, d)
 	if s == nil {

@@ -20,7 +20,11 @@ type lifetime struct {
 // place of Options.MaxLifetime; zero turns the limit off for c. A lifetime
 // already exceeded closes c at the loop's next run. It panics, with a
 // message starting "idleconn: ", if d is negative, before changing
-// anything. See the package documentation for what all setters share.
+// anything. It must be called on c's loop: from a handler callback for c,
+// or a runnable given to c.EventLoop().Execute. It reports whether c is
+// tracked; false means it did nothing, c being untracked, refused, or
+// closed with its descriptor reused since. O(1), at most one clock read,
+// no allocation.
 func (h *Handler) SetMaxLifetime(c gnet.Conn, d time.Duration) bool {
 	ticks, s, l := h.setting("SetMaxLifetime", c, d)
 	if s == nil {

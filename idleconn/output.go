@@ -38,8 +38,11 @@ func (h *Handler) Writable(c gnet.Conn) bool {
 // zero OutputLimit restores the Handler's. A connection already above the
 // new Max is closed at the loop's next run. It panics, with a message
 // starting "idleconn: ", if o is neither zero nor a valid limit, before
-// changing anything. See the package documentation for what all setters
-// share.
+// changing anything. It must be called on c's loop: from a handler callback for c,
+// or a runnable given to c.EventLoop().Execute. It reports whether c is
+// tracked; false means it did nothing, c being untracked, refused, or
+// closed with its descriptor reused since. O(1), at most one clock read,
+// no allocation.
 func (h *Handler) SetOutputLimit(c gnet.Conn, o OutputLimit) bool {
 	if o == (OutputLimit{}) {
 		o = h.cfg.output

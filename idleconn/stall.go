@@ -26,8 +26,11 @@ type writeStall struct {
 // connection's timer fires each tick (a quarter of Resolution) to look,
 // so that the count restarts at the drain itself (TestWriteStall). It
 // panics, with a message starting "idleconn: ", if d is negative, before
-// changing anything. See the package documentation for what all setters
-// share.
+// changing anything. It must be called on c's loop: from a handler callback for c,
+// or a runnable given to c.EventLoop().Execute. It reports whether c is
+// tracked; false means it did nothing, c being untracked, refused, or
+// closed with its descriptor reused since. O(1), at most one clock read,
+// no allocation.
 func (h *Handler) SetWriteStallTimeout(c gnet.Conn, d time.Duration) bool {
 	ticks, s, l := h.setting("SetWriteStallTimeout", c, d)
 	if s == nil {
