@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math/rand/v2"
+	"runtime"
 	"testing"
 	"time"
 
@@ -26,6 +27,9 @@ func (r *fdReader) OnTraffic(c gnet.Conn) gnet.Action {
 // benchServer opens n fake connections spread over loops fake loops and
 // returns them in a random order, the order traffic will visit them.
 func benchServer(b *testing.B, user gnet.EventHandler, opts Options, n, loops int) (*fakeServer, []*fakeLoop, []*fakeConn) {
+	if opts.MaxConns == 0 {
+		opts.MaxConns = -1 // more than the descriptor limit allows
+	}
 	f := newFakeServer(b, user, opts)
 	ls := make([]*fakeLoop, loops)
 	for i := range ls {
@@ -75,14 +79,18 @@ func BenchmarkOnTraffic(b *testing.B) {
 	}
 }
 
-// BenchmarkOnTrafficWriteStall is BenchmarkOnTraffic's wrapped case with
-// a write stall timeout on, which makes OnTraffic look at the outbound
-// buffer after the wrapped handler (nothing is pending here, the common
-// case).
-func BenchmarkOnTrafficWriteStall(b *testing.B) {
+// BenchmarkOnTrafficAllLimits is BenchmarkOnTraffic's wrapped case with
+// every limit on: a write stall timeout, a drain rate, a lifetime, a
+// tight output limit, an input bound and overload scaling. OnTraffic
+// looks at the inbound and outbound buffers after the wrapped handler
+// whatever the options; nothing is pending here, the common case.
+func BenchmarkOnTrafficAllLimits(b *testing.B) {
+	opts := Options{Timeout: time.Minute, WriteStallTimeout: time.Minute, MinDrainRate: 1 << 10,
+		MaxLifetime: time.Hour, Output: OutputLimit{Max: 1 << 16, High: 1 << 14, Low: 1 << 12}, MaxInput: 1 << 16,
+		MaxConns: 1 << 20, Overload: Overload{Start: 0.9, Floor: 10 * time.Second}} // no connection refused
 	for _, n := range benchSizes {
 		b.Run(fmt.Sprintf("conns=%d", n), func(b *testing.B) {
-			f, _, conns := benchServer(b, &fdReader{}, Options{Timeout: time.Minute, WriteStallTimeout: time.Minute}, n, 1)
+			f, _, conns := benchServer(b, &fdReader{}, opts, n, 1)
 			b.ReportAllocs()
 			b.ResetTimer()
 			for i := range b.N {
@@ -101,7 +109,16 @@ var trafficPaths = []struct {
 	path func(h *Handler, c gnet.Conn)
 }{
 	// lazy: stamp the epoch; the timer is re-armed when it fires.
-	{"lazy", func(h *Handler, c gnet.Conn) { h.stamp(c) }},
+	{"lazy", func(h *Handler, c gnet.Conn) {
+		if s := h.table.lookup(c.Fd()); s != nil {
+			if l := s.owner.Load(); l != nil {
+				s.last.epoch = l.epoch
+				if !l.busy.Load() {
+					l.markBusy()
+				}
+			}
+		}
+	}},
 	// eager: reschedule the timer on every read.
 	{"eager", func(h *Handler, c gnet.Conn) {
 		if s := h.table.lookup(c.Fd()); s != nil {
@@ -309,4 +326,39 @@ func BenchmarkReaperTick(b *testing.B) {
 			})
 		}
 	}
+}
+
+// BenchmarkMemoryPerConn reports the live heap a tracked connection costs
+// the Handler (its descriptor's lines in the table and its timer in a
+// loop's wheel), with 100,000 fake connections open on two loops, after a
+// full garbage collection. The fake connections themselves are counted
+// out: gnet owns a real connection's memory.
+func BenchmarkMemoryPerConn(b *testing.B) {
+	const n = 100_000
+	b.ReportAllocs()
+	for range b.N {
+		conns := make([]*fakeConn, n)
+		for i := range conns {
+			conns[i] = &fakeConn{fd: 10 + i, open: true}
+		}
+		before := liveHeap()
+		f := newFakeServer(b, &nopHandler{}, Options{Timeout: time.Minute, MaxConns: -1})
+		ls := []*fakeLoop{f.loop(), f.loop()}
+		for i, c := range conns {
+			c.loop = ls[i%2]
+			f.h.OnOpen(c)
+		}
+		after := liveHeap()
+		b.ReportMetric(float64(after-before)/n, "B/conn")
+		runtime.KeepAlive(f)
+		runtime.KeepAlive(conns)
+	}
+}
+
+// liveHeap returns the bytes of live heap objects after a full collection.
+func liveHeap() uint64 {
+	runtime.GC()
+	var m runtime.MemStats
+	runtime.ReadMemStats(&m)
+	return m.HeapAlloc
 }

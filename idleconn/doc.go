@@ -1,7 +1,8 @@
-// Package idleconn is the timeout layer gnet v2 lacks (gnet's
-// Conn.SetDeadline is unsupported): it closes the connections of a gnet
-// server that stay idle, miss a deadline, stall their writes or outlive
-// their lifetime, and caps how many are open.
+// Package idleconn bounds what each connection of a gnet v2 server may
+// hold: time, memory and descriptors. gnet has no deadlines (its
+// Conn.SetDeadline is unsupported) and buffers whatever a peer sends or
+// fails to read; idleconn wraps the server's event handler and closes the
+// connections that go past a limit.
 //
 // Wrap the server's event handler and run the engine; no ticker is needed:
 //
@@ -9,36 +10,65 @@
 //	if err != nil { ... }
 //	err = gnet.Run(h, "tcp://:9000", gnet.WithMulticore(true), gnet.WithReuseAddr(true))
 //
-// A connection that receives nothing for Timeout is closed within Timeout +
-// Resolution of its last data; one that receives data at least every
-// Timeout/2 is never closed for being idle. Each connection also has, all
-// changeable at any moment from its handler callbacks:
+// # Limits
 //
-//   - an idle timeout of its own, or none (Handler.SetIdleTimeout);
-//   - a deadline, whatever data arrives (Handler.SetDeadline), as a request
-//     header timeout that stops slowloris clients;
-//   - a write stall timeout (Options.WriteStallTimeout,
-//     Handler.SetWriteStallTimeout): outbound data pending with none of it
-//     drained, as a client that stops reading leaves it;
-//   - a maximum lifetime (Options.MaxLifetime, Handler.SetMaxLifetime).
+// Each kind of limit has its own file, holding its per-connection state,
+// its setter and the tick at which it closes a connection. A connection
+// goes when it passes any limit, with the limit's Reason, which OnReap
+// and Stats.Reaped report.
 //
-// Whichever is reached first closes the connection, within Resolution
-// after it; OnReap and Stats tell which. Closes never come early, even when
-// an event loop is too busy to run the reaper on time: they only come
-// later. Options.MaxConns refuses connections beyond a count, so that gnet
-// never fails an accept for want of descriptors (which stops its whole
-// engine), and Handler.CloseIdle closes the connections between requests,
-// for graceful shutdown or load shedding.
+//	limit                 option (default)             per connection        reason
+//	idle                  Timeout (required)           SetIdleTimeout        Idle
+//	deadline              -                            SetDeadline           Deadline
+//	write stall           WriteStallTimeout (off)      SetWriteStallTimeout  WriteStall
+//	drain rate            MinDrainRate (off)           -                     SlowDrain
+//	lifetime              MaxLifetime (off)            SetMaxLifetime        Lifetime
+//	pending output        Output (DefaultOutput)       SetOutputLimit        OutputFull
+//	unconsumed input      MaxInput (1 MiB)             -                     InputFull
+//	lingering close       Linger (5 s)                 CloseAfterFlush       Linger
+//	connections           MaxConns (DefaultMaxConns)   -                     (refused)
+//	idle under load       Overload (off)               -                     Idle
+//	between requests      -                            CloseIdle, Shutdown   Shed, Shutdown
 //
-// A keep-alive HTTP server, for one, switches each connection between two
-// states:
+// The timed limits (idle, deadline, write stall, drain rate, lifetime,
+// lingering close) close a connection never before its limit and at most
+// Resolution after it, even when an event loop is too busy to run on time:
+// then they only come later. The bounds on memory are checked where the
+// memory grows: input after each OnTraffic, output after each callback
+// that may write and each tick while output is pending. Output also has
+// water marks: a handler that answers pipelined requests asks Writable
+// before each answer, stops when it is false, and goes on when OnWritable
+// says the peer has read enough, as Netty's handlers do.
+//
+// A keep-alive HTTP server, for one, switches each connection between
+// states, all O(1) with no allocation:
 //
 //	// first byte of a request: bound the whole head, not reset by bytes
 //	h.SetIdleTimeout(c, 0)
 //	h.SetDeadline(c, time.Now().Add(5*time.Second))
-//	// response written: wait for the next request
+//	// head complete: the body and the answer are bounded by the output
+//	// limits, not by the idle timeout
 //	h.SetDeadline(c, time.Time{})
+//	// answer written: wait for the next request
 //	h.SetIdleTimeout(c, 60*time.Second)
+//	// an answer that ends the connection (Connection: close)
+//	h.CloseAfterFlush(c)
+//
+// The setters may be called at any moment from a handler callback for c
+// or a runnable on c's loop (given to c.EventLoop().Execute), and from
+// nowhere else: they take no lock, and a call from another goroutine is a
+// data race. Each reports whether c is tracked, and does nothing to a
+// connection that is not (one untracked, refused, or closed and its
+// descriptor reused). Each is O(1), reads the clock at most once and
+// allocates nothing. A limit brought earlier re-arms the connection's one
+// timer; one moved later leaves it, and the timer, firing early, is
+// re-armed for the time left. A bad argument panics, with a message
+// starting "idleconn: ", before anything changes.
+//
+// Shutdown closes a server gracefully, as net/http's Server.Shutdown
+// does: new connections are refused, those between requests are closed,
+// the others finish their requests, and whatever is left goes when its
+// context ends.
 //
 // Only TCP and Unix-socket engines have connections to close: a Handler
 // panics on the first datagram of a UDP engine rather than do nothing.
@@ -47,20 +77,20 @@
 //
 // Each event loop owns one timer wheel from package packwheel, touched only
 // by that loop's goroutine, so nothing takes a lock. Each connection has
-// one timer, armed for the earliest of its limits; the reason is decided
-// when it fires. Connections' state lives in one process-wide table
-// indexed by file descriptor: a cache line per descriptor holding what the
-// data path touches (the owning loop, the time of the last data, the timer
-// and the connection), and a second line holding the limits. The data path
-// (what OnTraffic adds to the wrapped handler) reads the first line's
-// owner and stores one number in it: it allocates nothing, takes no lock
-// and reschedules no timer (BenchmarkOnTraffic; BenchmarkTrafficPath
-// compares it with rescheduling the timer on every read). With a write
-// stall timeout on, it also reads the connection's outbound buffer size
-// before and after the wrapped handler. A busy connection's timer fires
-// about once per Timeout and is re-armed for the time it has left, so the
-// reaper's work is the connections whose limit falls due, not every
-// connection open.
+// one timer, armed for the earliest of its timed limits; the reason is
+// decided when it fires. Connections' state lives in one process-wide
+// table indexed by file descriptor: a cache line per descriptor holding
+// what the data path touches (the owning loop, the time of the last data,
+// the output pending at the last look and the timer), and two more lines
+// holding the connection and its limits (BenchmarkMemoryPerConn measures
+// the whole per connection). The data path (what OnTraffic adds to the
+// wrapped handler) reads the first line, stores one number in it and asks
+// the connection for its input and output sizes: it allocates nothing,
+// takes no lock and reschedules no timer (BenchmarkOnTraffic;
+// BenchmarkTrafficPath compares it with rescheduling the timer on every
+// read). A busy connection's timer fires about once per Timeout and is
+// re-armed for the time it has left, so the reaper's work is the
+// connections whose limit falls due, not every connection open.
 //
 // A driver goroutine sends each loop that has a timer due a runnable built
 // once per loop, through EventLoop.Execute; the runnable advances the

@@ -4,7 +4,6 @@ import (
 	"time"
 
 	"github.com/packwheel/packwheel"
-	"github.com/panjf2000/gnet/v2"
 )
 
 // driver is the goroutine that wakes the event loops: it sends a loop its
@@ -39,8 +38,9 @@ func (d *driver) run(h *Handler) {
 	for {
 		now := h.now()
 		var fire <-chan time.Time
-		if next := h.wake(now); next != packwheel.MaxTick {
-			timer.Reset(h.clock.Until(now, next))
+		next, poll := h.wake(now)
+		if next != packwheel.MaxTick || poll != noPoll {
+			timer.Reset(min(h.clock.Until(now, next), time.Duration(poll)-h.sinceOrigin(now)))
 			fire = timer.C
 		}
 		select {
@@ -54,12 +54,19 @@ func (d *driver) run(h *Handler) {
 
 // wake sends its runnable to every loop that has work at time t, and
 // returns the tick at which the driver must look again, packwheel.MaxTick
-// if only a nudge can bring work. Safe from any goroutine (the driver, or
-// a test); O(loops), and one EventLoop.Execute per loop sent.
-func (h *Handler) wake(t time.Time) uint64 {
-	now := h.clock.Tick(t)
-	next := packwheel.MaxTick
+// if only a nudge can bring work, and when the earliest poll is due, in
+// nanoseconds after the clock's origin, or noPoll. Safe from any
+// goroutine (the driver, or a test); O(loops), and one EventLoop.Execute
+// per loop sent.
+func (h *Handler) wake(t time.Time) (next uint64, poll int64) {
+	now, since := h.clock.Tick(t), int64(h.sinceOrigin(t))
+	next, poll = packwheel.MaxTick, noPoll
 	for _, l := range h.loops.all() {
+		if at := l.pollAt.Load(); at <= since {
+			l.dispatch()
+		} else {
+			poll = min(poll, at)
+		}
 		switch {
 		case l.busy.Load():
 			// Events stamped with the current epoch need a refresh at
@@ -75,7 +82,7 @@ func (h *Handler) wake(t time.Time) uint64 {
 			next = min(next, l.next.Load())
 		}
 	}
-	return next
+	return next, poll
 }
 
 // nudge tells the driver that a loop has work sooner than it last said.
@@ -85,33 +92,5 @@ func (h *Handler) nudge() {
 	select {
 	case h.wakeup <- struct{}{}:
 	default:
-	}
-}
-
-// OnTick calls the wrapped handler's OnTick and returns what it returns:
-// the reaper needs no ticker, and gnet calls OnTick only for an engine run
-// with gnet.WithTicker(true).
-func (h *Handler) OnTick() (time.Duration, gnet.Action) {
-	return h.user.OnTick()
-}
-
-// CloseIdle closes, on each event loop, every tracked connection idle for
-// at least d: one that has received nothing for d (counted like the idle
-// timeout, so from SetIdleTimeout too, and known to within Resolution: one
-// idle for less than d+Resolution may be spared), has no outbound data
-// pending and no deadline set, that is, one between requests. It serves graceful
-// shutdown (CloseIdle(0) closes every connection not busy) and load
-// shedding. Safe from any goroutine: it only asks each loop, through
-// EventLoop.Execute, and returns before the loops have run it; calls that
-// come before a loop runs merge, the latest d winning. The closes are
-// counted as Shed. Each loop scans the descriptor table: O(descriptors). It
-// panics, with a message starting "idleconn: ", if d is negative.
-func (h *Handler) CloseIdle(d time.Duration) {
-	if d < 0 {
-		panic("idleconn: CloseIdle: negative duration " + d.String())
-	}
-	for _, l := range h.loops.all() {
-		l.shedFor.Store(int64(d))
-		l.dispatch()
 	}
 }

@@ -77,11 +77,12 @@ func ExampleHandler_SetDeadline() {
 		}
 		time.Sleep(20 * time.Millisecond)
 	}
-	fmt.Printf("%+v\n", h.Stats())
+	st := h.Stats()
+	fmt.Println("tracked:", st.Tracked, "closed at the deadline:", st.Reaped(idleconn.Deadline))
 	// Output:
 	// answered: ok
 	// reaped: deadline
-	// {Loops:1 Tracked:0 Timers:0 ReapedIdle:0 ReapedLifetime:0 ReapedDeadline:1 ReapedWriteStall:0 Shed:0 Refused:0}
+	// tracked: 0 closed at the deadline: 1
 }
 
 // later answers each message 50ms after it arrives, from a timer on the

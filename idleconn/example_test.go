@@ -99,11 +99,12 @@ func ExampleHandler_Untrack() {
 	buf := make([]byte, 10)
 	_, err = io.ReadFull(c, buf)
 	fmt.Printf("echoed %q, err %v\n", buf, err)
-	fmt.Printf("%+v\n", h.Stats())
+	st := h.Stats()
+	fmt.Println("tracked:", st.Tracked, "closed idle:", st.Reaped(idleconn.Idle))
 	// Output:
 	// untracked: true
 	// echoed "still here", err <nil>
-	// {Loops:1 Tracked:0 Timers:0 ReapedIdle:0 ReapedLifetime:0 ReapedDeadline:0 ReapedWriteStall:0 Shed:0 Refused:0}
+	// tracked: 0 closed idle: 0
 }
 
 // addrOf returns the address the engine listens on; the examples let the

@@ -3,6 +3,7 @@ package idleconn
 import (
 	"context"
 	"net"
+	"sync"
 	"time"
 
 	"github.com/panjf2000/gnet/v2"
@@ -19,11 +20,14 @@ func (c *fakeClock) now() time.Time { return c.t }
 type fakeLoop struct {
 	gnet.EventLoop
 	h      gnet.EventHandler // told of closes
+	mu     sync.Mutex        // Execute may come from any goroutine
 	queued []gnet.Runnable
 }
 
 func (l *fakeLoop) Execute(_ context.Context, r gnet.Runnable) error {
+	l.mu.Lock()
 	l.queued = append(l.queued, r)
+	l.mu.Unlock()
 	return nil
 }
 
@@ -38,11 +42,17 @@ func (l *fakeLoop) Close(c gnet.Conn) error {
 
 // runQueued runs what was queued, as the loop would, until nothing is.
 func (l *fakeLoop) runQueued() {
-	for i := 0; i < len(l.queued); i++ {
-		_ = l.queued[i].Run(context.Background())
-		l.queued[i] = nil
+	for {
+		l.mu.Lock()
+		if len(l.queued) == 0 {
+			l.mu.Unlock()
+			return
+		}
+		r := l.queued[0]
+		l.queued = l.queued[1:]
+		l.mu.Unlock()
+		_ = r.Run(context.Background())
 	}
-	l.queued = l.queued[:0]
 }
 
 // fakeConn stands for a gnet connection: an fd, a loop and a context. Its
@@ -55,6 +65,7 @@ type fakeConn struct {
 	ctx   any
 	reads int32 // counted by benchmarks, as gnet points c.buffer at new data
 	out   int32 // outbound bytes pending
+	in    int32 // inbound bytes unconsumed
 }
 
 func (c *fakeConn) Fd() int                   { return c.fd }
@@ -62,7 +73,15 @@ func (c *fakeConn) EventLoop() gnet.EventLoop { return c.loop }
 func (c *fakeConn) Context() any              { return c.ctx }
 func (c *fakeConn) SetContext(v any)          { c.ctx = v }
 func (c *fakeConn) OutboundBuffered() int     { return int(c.out) }
-func (c *fakeConn) LocalAddr() net.Addr       { return fakeAddr }
+func (c *fakeConn) InboundBuffered() int      { return int(c.in) }
+func (c *fakeConn) Discard(n int) (int, error) {
+	if n <= 0 || n > int(c.in) {
+		n = int(c.in)
+	}
+	c.in -= int32(n)
+	return n, nil
+}
+func (c *fakeConn) LocalAddr() net.Addr { return fakeAddr }
 
 // fakeAddr is every fake connection's local address: a TCP one.
 var fakeAddr net.Addr = &net.TCPAddr{IP: net.IPv4(127, 0, 0, 1), Port: 1}

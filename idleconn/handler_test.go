@@ -30,6 +30,14 @@ func newFakeServer(t testing.TB, user gnet.EventHandler, opts Options) *fakeServ
 	return f
 }
 
+// engineCounts are the Stats that depend on the engine running.
+type engineCounts struct{ Loops, Tracked, Timers int }
+
+func countsOf(h *Handler) engineCounts {
+	s := h.Stats()
+	return engineCounts{s.Loops, s.Tracked, s.Timers}
+}
+
 func (f *fakeServer) loop() *fakeLoop { return &fakeLoop{h: f.h} }
 
 // advance moves the clock by d in steps of one tick, ticking and running
@@ -61,6 +69,20 @@ func TestNewValidates(t *testing.T) {
 		{Options{Timeout: time.Hour, Resolution: time.Second}, "idleconn: Resolution 1s must be at least Timeout/1024 (3.515625s)"},
 		{Options{Timeout: time.Second, Wheel: 7}, "idleconn: Wheel WheelKind(7) is neither Hashed nor Hierarchical"},
 		{Options{Timeout: time.Second, MaxLifetime: -1}, "idleconn: MaxLifetime must not be negative (zero means no limit)"},
+		{Options{Timeout: time.Second, DrainWindow: -1}, "idleconn: DrainWindow must not be negative (zero means 10s)"},
+		{Options{Timeout: time.Second, Linger: -1}, "idleconn: Linger must not be negative (zero means DefaultLinger)"},
+		{Options{Timeout: time.Second, MinDrainRate: -1}, "idleconn: MinDrainRate must not be negative (zero means no limit)"},
+		{Options{Timeout: time.Second, DrainWindow: time.Second}, "idleconn: DrainWindow is set but MinDrainRate is not"},
+		{Options{Timeout: time.Second, MinDrainRate: 1, DrainWindow: time.Millisecond}, "idleconn: DrainWindow 1ms must be at least Resolution (125ms)"},
+		{Options{Timeout: time.Second, MaxInput: -1}, "idleconn: MaxInput must not be negative (zero means DefaultMaxInput)"},
+		{Options{Timeout: time.Second, Output: OutputLimit{Max: 10, High: 20, Low: 5}}, "idleconn: Output {Max:10 High:20 Low:5}: want 0 < Low <= High <= Max"},
+		{Options{Timeout: time.Second, Output: OutputLimit{Max: 10, High: 5, Low: 6}}, "idleconn: Output {Max:10 High:5 Low:6}: want 0 < Low <= High <= Max"},
+		{Options{Timeout: time.Second, Output: OutputLimit{Max: 10}}, "idleconn: Output {Max:10 High:0 Low:0}: want 0 < Low <= High <= Max"},
+		{Options{Timeout: time.Second, MaxConns: -1, Overload: Overload{Start: 0.5, Floor: time.Second}}, "idleconn: Overload needs a MaxConns limit"},
+		{Options{Timeout: time.Second, MaxConns: 10, Overload: Overload{Start: 1, Floor: time.Second}}, "idleconn: Overload.Start 1 must lie strictly between 0 and 1"},
+		{Options{Timeout: time.Second, MaxConns: 10, Overload: Overload{Floor: time.Second}}, "idleconn: Overload.Start 0 must lie strictly between 0 and 1"},
+		{Options{Timeout: time.Second, MaxConns: 10, Overload: Overload{Start: 0.5, Floor: time.Millisecond}}, "idleconn: Overload.Floor 1ms must lie between Resolution (125ms) and Timeout (1s)"},
+		{Options{Timeout: time.Second, MaxConns: 10, Overload: Overload{Start: 0.5, Floor: 2 * time.Second}}, "idleconn: Overload.Floor 2s must lie between Resolution (125ms) and Timeout (1s)"},
 	} {
 		_, err := New(&nopHandler{}, tc.opts)
 		assert.EqualError(t, err, tc.err, "%+v", tc.opts)
@@ -75,6 +97,18 @@ func TestNewValidates(t *testing.T) {
 	h, err = New(&nopHandler{}, Options{Timeout: 2 * time.Millisecond})
 	require.NoError(t, err)
 	assert.Equal(t, MinResolution, h.cfg.resolution, "default Resolution is at least MinResolution")
+
+	// The bounds' defaults, and none for MaxConns below zero.
+	assert.Equal(t, DefaultOutput, h.cfg.output)
+	assert.Equal(t, DefaultMaxInput, h.cfg.maxInput)
+	assert.Equal(t, limitTicks(DefaultLinger, h.cfg.tick), h.cfg.lingerTicks)
+	assert.Equal(t, DefaultMaxConns(), h.Stats().MaxConns)
+	assert.Positive(t, DefaultMaxConns(), "this machine has a descriptor limit")
+	h, err = New(&nopHandler{}, Options{Timeout: time.Second, MaxConns: -1, MinDrainRate: 1000})
+	require.NoError(t, err)
+	assert.Zero(t, h.Stats().MaxConns)
+	assert.Equal(t, 10_000, h.cfg.drainBytes, "1000 B/s over the default 10s window")
+	assert.NoError(t, DefaultOutput.check("DefaultOutput"))
 }
 
 // TestFdReuse checks that a connection given the descriptor of one that
@@ -93,9 +127,8 @@ func TestFdReuse(t *testing.T) {
 	fresh := openFake(f.h, l, 7)
 	s := f.slot(fresh)
 	require.NotNil(t, s)
-	require.Equal(t, f.h.clock.Tick(f.clk.t), s.lim().born, "the new connection's open time is its own")
-	require.Equal(t, uint64(stampSettled), s.last, "the new connection has received nothing")
-	require.Equal(t, s.lim().born, s.lim().lastAt, "it is idle since its open")
+	require.Equal(t, f.h.clock.Tick(f.clk.t), s.lim().life.born, "the new connection's open time is its own")
+	require.Equal(t, settledAt(s.lim().life.born), s.last, "the new connection has received nothing: it is idle since its open")
 	f.h.OnTraffic(old) // a stale event for the old connection touches nothing
 	f.advance(90*time.Millisecond, l)
 	require.True(t, fresh.open, "closed before its own timeout")
@@ -126,7 +159,8 @@ func TestTouchUntrack(t *testing.T) {
 	require.NoError(t, l.Close(a))
 	require.NoError(t, l.Close(b))
 	require.True(t, settled(f.h, 0))
-	require.Equal(t, Stats{Loops: 1, ReapedIdle: 1}, f.h.Stats())
+	require.Equal(t, engineCounts{Loops: 1}, countsOf(f.h))
+	require.Equal(t, uint64(1), f.h.Stats().Reaped(Idle))
 }
 
 // TestLifetime checks that MaxLifetime closes a busy connection.
@@ -145,7 +179,7 @@ func TestLifetime(t *testing.T) {
 	}
 	require.False(t, c.open, "open after MaxLifetime+Resolution")
 	require.Equal(t, []Reason{Lifetime}, f.reap)
-	require.Equal(t, uint64(1), f.h.Stats().ReapedLifetime)
+	require.Equal(t, uint64(1), f.h.Stats().Reaped(Lifetime))
 }
 
 // TestBurst checks that a burst of expiries larger than one batch is
@@ -169,7 +203,7 @@ func TestBurst(t *testing.T) {
 			}
 			require.Equal(t, 4, runs)
 			require.True(t, settled(f.h, 0))
-			require.Equal(t, uint64(3*reapBatch+10), f.h.Stats().ReapedIdle)
+			require.Equal(t, uint64(3*reapBatch+10), f.h.Stats().Reaped(Idle))
 		})
 	}
 }
@@ -182,16 +216,16 @@ func TestShutdown(t *testing.T) {
 	a, b := openFake(f.h, l1, 3), openFake(f.h, l2, 5)
 	require.Equal(t, 2, f.h.Stats().Loops)
 	f.h.OnShutdown(gnet.Engine{})
-	require.Equal(t, Stats{}, f.h.Stats())
+	require.Equal(t, engineCounts{}, countsOf(f.h))
 	c := openFake(f.h, l1, 4) // accepted while the engine winds down
 	require.NoError(t, l1.Close(a))
 	require.NoError(t, l2.Close(b))
 	require.NoError(t, l1.Close(c))
-	require.Equal(t, Stats{}, f.h.Stats())
+	require.Equal(t, engineCounts{}, countsOf(f.h))
 
 	f.h.OnBoot(gnet.Engine{})
 	openFake(f.h, l1, 3)
-	require.Equal(t, Stats{Loops: 1, Tracked: 1, Timers: 1}, f.h.Stats())
+	require.Equal(t, engineCounts{Loops: 1, Tracked: 1, Timers: 1}, countsOf(f.h))
 }
 
 // closeKeeper wraps a Handler and, once keep is set, keeps OnClose from it,
@@ -333,13 +367,13 @@ func TestIdleDue(t *testing.T) {
 	require.Equal(t, now, l.ring[l.epoch&l.mask], "the latest refresh saw this tick")
 	require.Greater(t, l.epoch, l.mask)
 
-	assert.Equal(t, now+1+idle, l.stampDue(l.epoch, 0, idle, now), "data since the latest refresh")
-	assert.Equal(t, now+idle, l.stampDue(l.epoch-1, 0, idle, now), "data before the latest refresh")
-	assert.Equal(t, now-4+idle, l.stampDue(l.epoch-5, 0, idle, now))
+	assert.Equal(t, now+1+idle, l.due(stamp{epoch: l.epoch}, idle, now), "data since the latest refresh")
+	assert.Equal(t, now+idle, l.due(stamp{epoch: l.epoch - 1}, idle, now), "data before the latest refresh")
+	assert.Equal(t, now-4+idle, l.due(stamp{epoch: l.epoch - 5}, idle, now))
 	oldest := l.ring[(l.epoch-l.mask)&l.mask]
 	assert.Equal(t, now-l.mask+idle, oldest+idle)
-	assert.Equal(t, oldest+idle, l.stampDue(l.epoch-l.mask-1, 0, idle, now), "older than the ring")
-	assert.Equal(t, oldest+idle, l.stampDue(0, 0, idle, now))
+	assert.Equal(t, oldest+idle, l.due(stamp{epoch: l.epoch - l.mask - 1}, idle, now), "older than the ring")
+	assert.Equal(t, oldest+idle, l.due(stamp{}, idle, now))
 }
 
 // TestShutdownWhileReaping checks that OnShutdown coming while a loop's
@@ -357,7 +391,7 @@ func TestShutdownWhileReaping(t *testing.T) {
 		openFake(h, l, 10+fd)
 	}
 	require.NotPanics(t, func() { f.advance(200*time.Millisecond, l) })
-	require.Equal(t, uint64(1), h.Stats().ReapedIdle, "the run stops at the shutdown")
+	require.Equal(t, uint64(1), h.Stats().Reaped(Idle), "the run stops at the shutdown")
 
 	opts.OnReap = nil
 	g := newFakeServer(t, &nopHandler{}, opts)
@@ -368,5 +402,12 @@ func TestShutdownWhileReaping(t *testing.T) {
 	require.Len(t, gl.queued, 1)
 	g.h.OnShutdown(gnet.Engine{})
 	require.NotPanics(t, gl.runQueued)
-	require.Equal(t, Stats{}, g.h.Stats())
+	require.Equal(t, engineCounts{}, countsOf(g.h))
+}
+
+// wakeNext returns the tick at which h's driver must look again after
+// waking the loops at t.
+func wakeNext(h *Handler, t time.Time) uint64 {
+	next, _ := h.wake(t)
+	return next
 }

@@ -97,7 +97,7 @@ func TestSlowloris(t *testing.T) {
 	require.Len(t, reaped, 1, "only the slowloris client")
 	assert.GreaterOrEqual(t, reaped[0], header)
 	assert.Less(t, reaped[0], header+h.Resolution()+100*time.Millisecond, "the slack allows for scheduling on a loaded machine")
-	require.Equal(t, uint64(1), h.Stats().ReapedDeadline)
+	require.Equal(t, uint64(1), h.Stats().Reaped(Deadline))
 }
 
 // floodServer echoes, and records the most bytes ever pending on a
@@ -125,7 +125,9 @@ func TestWriteStallNetwork(t *testing.T) {
 	const stall = 200 * time.Millisecond
 	s := &floodServer{}
 	var why atomic.Int64
-	h, err := New(s, Options{Timeout: 5 * time.Second, WriteStallTimeout: stall, OnReap: func(_ gnet.Conn, r Reason) { why.Store(int64(r)) }})
+	// Output far above what the stall lets pend: the stall closes it.
+	h, err := New(s, Options{Timeout: 5 * time.Second, WriteStallTimeout: stall, Output: OutputLimit{Max: 1 << 30, High: 1 << 20, Low: 1 << 19},
+		OnReap: func(_ gnet.Conn, r Reason) { why.Store(int64(r)) }})
 	require.NoError(t, err)
 	addr := serve(t, &s.echoServer, h, 2)
 
@@ -146,7 +148,7 @@ func TestWriteStallNetwork(t *testing.T) {
 	}
 	require.Less(t, time.Since(start), 5*time.Second, "the non-reading client was not closed")
 	require.Equal(t, int64(WriteStall), why.Load())
-	require.Equal(t, uint64(1), h.Stats().ReapedWriteStall)
+	require.Equal(t, uint64(1), h.Stats().Reaped(WriteStall))
 	require.False(t, reader.closed.Load(), "the reading client is served")
 	// What the client sends in stall+Resolution, and a second of slack
 	// for a loaded machine, besides what the kernel's buffers hold.
@@ -259,7 +261,7 @@ func TestCloseIdleNetwork(t *testing.T) {
 	for i, c := range busy {
 		require.False(t, c.closed.Load(), "busy client %d closed", i)
 	}
-	require.Equal(t, uint64(4), h.Stats().Shed)
+	require.Equal(t, uint64(4), h.Stats().Reaped(Shed))
 	require.True(t, settled(h, 4))
 }
 
@@ -274,7 +276,7 @@ func TestNoTicker(t *testing.T) {
 	c := dial(t, addr)
 	waitClosed(t, []*client{c}, 2*time.Second)
 	require.GreaterOrEqual(t, time.Since(start), 100*time.Millisecond)
-	require.Equal(t, uint64(1), h.Stats().ReapedIdle)
+	require.Equal(t, uint64(1), h.Stats().Reaped(Idle))
 	s.mu.Lock()
 	require.Zero(t, s.ticks, "gnet's ticker never ran")
 	s.mu.Unlock()

@@ -69,7 +69,7 @@ func TestDeadline(t *testing.T) {
 		requireWithin(t, f.h, got, 300*time.Millisecond, "deadline")
 	}
 	require.Equal(t, []Reason{Deadline, Deadline, Deadline, Deadline}, f.reap)
-	require.Equal(t, uint64(4), f.h.Stats().ReapedDeadline)
+	require.Equal(t, uint64(4), f.h.Stats().Reaped(Deadline))
 
 	// Cleared half way: the idle timeout (1s) applies again.
 	c := openFake(f.h, l, 3)
@@ -307,12 +307,12 @@ func TestLifetimeInterplay(t *testing.T) {
 // connections none of which is due before its timer.
 func TestDriverSleeps(t *testing.T) {
 	f := newFakeServer(t, &nopHandler{}, Options{Timeout: 100 * time.Millisecond, Resolution: 20 * time.Millisecond})
-	require.Equal(t, packwheel.MaxTick, f.h.wake(f.clk.t), "no loop")
+	require.Equal(t, packwheel.MaxTick, wakeNext(f.h, f.clk.t), "no loop")
 	l := f.loop()
 	c := openFake(f.h, l, 3)
 	require.True(t, nudged(f.h), "the first timer wakes the driver")
 	due := f.h.clock.Tick(f.clk.t) + f.h.cfg.idleTicks
-	require.Equal(t, due, f.h.wake(f.clk.t))
+	require.Equal(t, due, wakeNext(f.h, f.clk.t))
 	require.Empty(t, l.queued, "nothing to run before the timer is due")
 	openFake(f.h, l, 4)
 	require.False(t, nudged(f.h), "a later timer does not wake the driver")
@@ -322,20 +322,20 @@ func TestDriverSleeps(t *testing.T) {
 	f.h.OnTraffic(c)
 	require.True(t, nudged(f.h))
 	now := f.h.clock.Tick(f.clk.t)
-	require.Equal(t, now+1, f.h.wake(f.clk.t))
+	require.Equal(t, now+1, wakeNext(f.h, f.clk.t))
 	l.runQueued()
 	f.h.OnTraffic(c) // same tick: the epoch stays busy
 	f.clk.t = f.clk.t.Add(f.h.cfg.tick)
-	require.Equal(t, now+2, f.h.wake(f.clk.t))
+	require.Equal(t, now+2, wakeNext(f.h, f.clk.t))
 	l.runQueued()
-	require.Equal(t, due, f.h.wake(f.clk.t), "asleep until the first timer")
+	require.Equal(t, due, wakeNext(f.h, f.clk.t), "asleep until the first timer")
 	require.Empty(t, l.queued)
 
 	// Everything closed: asleep for good.
 	require.NoError(t, l.Close(c))
 	f.advance(200*time.Millisecond, l)
 	require.Zero(t, f.h.Stats().Tracked)
-	require.Equal(t, packwheel.MaxTick, f.h.wake(f.clk.t))
+	require.Equal(t, packwheel.MaxTick, wakeNext(f.h, f.clk.t))
 }
 
 // TestMaxConns checks that a connection beyond MaxConns is closed at once,
@@ -410,7 +410,7 @@ func TestCloseIdle(t *testing.T) {
 	for _, c := range []*fakeConn{recent, pending, request, untracked} {
 		assert.True(t, c.open, "fd %d", c.fd)
 	}
-	require.Equal(t, uint64(2), f.h.Stats().Shed)
+	require.Equal(t, uint64(2), f.h.Stats().Reaped(Shed))
 	require.Equal(t, []Reason{Shed, Shed}, f.reap)
 
 	f.h.CloseIdle(0) // all not busy
@@ -440,7 +440,8 @@ func TestLimitsMisuse(t *testing.T) {
 	} {
 		require.PanicsWithValue(t, tc.msg, tc.call)
 		require.Equal(t, beforeLim, *f.slot(c).lim())
-		require.Equal(t, before.stall, f.slot(c).stall)
+		require.Equal(t, before.pend, f.slot(c).pend)
+		require.Equal(t, before.flags, f.slot(c).flags)
 		require.Equal(t, before.timer.Deadline(), f.slot(c).timer.Deadline())
 		require.Empty(t, l.queued)
 	}
@@ -450,14 +451,13 @@ func TestLimitsMisuse(t *testing.T) {
 	require.False(t, f.h.SetDeadline(c, f.clk.t))
 	require.False(t, f.h.SetWriteStallTimeout(c, time.Second))
 	require.False(t, f.h.SetMaxLifetime(c, time.Second))
-	require.Equal(t, Stats{Loops: 1}, f.h.Stats())
+	require.Equal(t, engineCounts{Loops: 1}, countsOf(f.h))
 
 	for _, tc := range []struct {
 		opts Options
 		err  string
 	}{
 		{Options{Timeout: time.Second, WriteStallTimeout: -1}, "idleconn: WriteStallTimeout must not be negative (zero means no limit)"},
-		{Options{Timeout: time.Second, MaxConns: -1}, "idleconn: MaxConns must not be negative (zero means no limit)"},
 	} {
 		_, err := New(&nopHandler{}, tc.opts)
 		assert.EqualError(t, err, tc.err)

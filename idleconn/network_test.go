@@ -147,7 +147,7 @@ func TestIdleAndActive(t *testing.T) {
 				}
 				waitClosed(t, busy, 10*timeout)
 				waitFor(t, time.Second, "wheels empty", func() bool { return settled(h, 0) })
-				require.Equal(t, uint64(len(reaps)+len(busy)), h.Stats().ReapedIdle)
+				require.Equal(t, uint64(len(reaps)+len(busy)), h.Stats().Reaped(Idle))
 			})
 		}
 	}
@@ -237,7 +237,7 @@ func TestTrickleMaxLifetime(t *testing.T) {
 		assert.GreaterOrEqual(t, r.life, life-time.Millisecond, "closed early")
 		assert.LessOrEqual(t, r.life, life+res+probe.Worst(), "closed late")
 	}
-	require.Equal(t, uint64(len(cs)), h.Stats().ReapedLifetime)
+	require.Equal(t, uint64(len(cs)), h.Stats().Reaped(Lifetime))
 	waitFor(t, time.Second, "wheels empty", func() bool { return settled(h, 0) })
 }
 

@@ -1,6 +1,7 @@
 package idleconn
 
 import (
+	"cmp"
 	"errors"
 	"fmt"
 	"math/bits"
@@ -15,22 +16,47 @@ import (
 const MinResolution = time.Millisecond
 
 // ticksPerResolution is how many wheel ticks make one Resolution. Closes
-// come up to three ticks after Timeout (one for rounding Timeout up to
-// ticks, one because activity is stamped with the tick of the loop's latest
-// refresh, one for the refresh that sees the expiry), so four keep them
-// within Resolution with a tick to spare for scheduling delays.
+// come up to three ticks after their limit (one for rounding the limit up
+// to ticks, one because an event is stamped with the tick of the loop's
+// latest refresh, one for the refresh that sees the expiry), so four keep
+// them within Resolution with a tick to spare for scheduling delays.
 const ticksPerResolution = 4
 
 // maxTimeoutPerResolution bounds Timeout/Resolution, which sizes each
 // loop's hashed wheel and refresh ring (at most 8192 entries each).
 const maxTimeoutPerResolution = 1024
 
+// Defaults of the options whose zero value means a safe bound rather than
+// none. They bound what one connection can make the server hold: its
+// unconsumed input, its pending output, and how long it keeps the
+// descriptor once the server has asked to close it.
+const (
+	// DefaultMaxInput is Options.MaxInput's default: 1 MiB, sixteen of
+	// gnet's 64 KiB reads. As nginx's client_max_body_size, it suits
+	// protocols whose messages the server consumes as they arrive.
+	DefaultMaxInput = 1 << 20
+	// DefaultLinger is Options.Linger's default: how long a connection
+	// closed with CloseAfterFlush may stay open, its write side shut,
+	// for its peer to close first. nginx's lingering_timeout is the same.
+	DefaultLinger = 5 * time.Second
+)
+
+// DefaultOutput is Options.Output's default: Netty's water marks (a
+// connection stops being writable above 64 KiB pending and becomes
+// writable again at 32 KiB), and a hard cap of 4 MiB, which a handler
+// that never asks Writable reaches only by writing faster than its peer
+// reads.
+var DefaultOutput = OutputLimit{Max: 4 << 20, High: 64 << 10, Low: 32 << 10}
+
 // Options configures a Handler. Timeout is required; every other field has
-// a usable zero value.
+// a usable zero value, and those that bound memory or descriptors default
+// to a safe bound, not to none. The package documentation has the limits
+// in a table.
 type Options struct {
-	// Timeout is how long a connection may receive nothing before the
-	// reaper closes it. At least MinResolution. Handler.SetIdleTimeout
-	// overrides it per connection.
+	// Timeout is how long a connection may be idle before it is closed,
+	// reason Idle: receive nothing, and have none of its pending output
+	// read by its peer. At least MinResolution.
+	// Handler.SetIdleTimeout overrides it per connection.
 	Timeout time.Duration
 
 	// Resolution is how late a close may come: an idle connection is
@@ -47,42 +73,128 @@ type Options struct {
 	Wheel WheelKind
 
 	// MaxLifetime, if positive, closes a connection that has been open this
-	// long even if it is busy, within MaxLifetime+Resolution, so that a
-	// client trickling a byte per Timeout cannot hold a slot forever. Zero
-	// means no limit. Handler.SetMaxLifetime overrides it per connection.
+	// long even if it is busy, within MaxLifetime+Resolution, reason
+	// Lifetime, so that a client trickling a byte per Timeout cannot hold
+	// a slot forever. Zero means no limit. Handler.SetMaxLifetime
+	// overrides it per connection.
 	MaxLifetime time.Duration
 
 	// WriteStallTimeout, if positive, closes a connection that has had
-	// outbound data pending (gnet's Conn.OutboundBuffered) with none of it
-	// drained for this long, within WriteStallTimeout+Resolution, so that
-	// a client that stops reading cannot make the server buffer without
-	// end. Zero means no limit. Handler.SetWriteStallTimeout overrides it
-	// per connection.
+	// output pending (gnet's Conn.OutboundBuffered) with none of it
+	// drained for this long, within WriteStallTimeout+Resolution, reason
+	// WriteStall: a peer that stopped reading. Zero means no limit.
+	// Handler.SetWriteStallTimeout overrides it per connection.
 	WriteStallTimeout time.Duration
 
-	// MaxConns, if positive, is how many connections the server holds at
-	// once: one opened beyond it is closed at once in OnOpen, before the
-	// wrapped handler hears of it (neither its OnOpen nor its OnClose is
-	// called), counted in Stats.Refused and passed to OnRefuse. Set it
-	// so that gnet never fails an accept, which stops its whole engine:
-	// below the process's descriptor limit (ulimit -n), less the
-	// descriptors the process holds for anything else, less the largest
-	// burst of connections arriving at once (up to the listen backlog,
-	// net.core.somaxconn), since gnet's main reactor accepts every
-	// connection waiting before an event loop's OnOpen can refuse one.
-	// Zero means no limit.
+	// MinDrainRate, if positive, closes a connection whose pending output
+	// drains fewer than MinDrainRate bytes a second, counted over each
+	// DrainWindow during which output stays pending, reason SlowDrain:
+	// a peer that reads just enough to escape WriteStallTimeout, as a
+	// slow-read attack does. Zero means no limit. Drained bytes are
+	// counted at the looks the package takes at the output (see
+	// Handler.Writable); writes it does not see, made outside the wrapped
+	// handler's callbacks and Timer functions (AsyncWrite, a runnable of
+	// your own), restart the count when they make the output grow, and
+	// may hide drained bytes when they do not: a server that writes that
+	// way should leave MinDrainRate off.
+	MinDrainRate int
+
+	// DrainWindow is the span over which MinDrainRate is counted. Zero
+	// means 10 s; otherwise at least Resolution. Only valid with
+	// MinDrainRate set.
+	DrainWindow time.Duration
+
+	// Output bounds each connection's pending output: a handler that asks
+	// Handler.Writable stops writing at High and hears from OnWritable at
+	// Low; one with more than Max pending is closed, reason OutputFull.
+	// The zero value means DefaultOutput. Handler.SetOutputLimit
+	// overrides it per connection.
+	Output OutputLimit
+
+	// MaxInput bounds each connection's unconsumed input (gnet's
+	// Conn.InboundBuffered, checked after each OnTraffic): a connection
+	// with more is closed, reason InputFull, so that a peer cannot make the
+	// server buffer what its handler leaves unread. Zero means
+	// DefaultMaxInput.
+	MaxInput int
+
+	// Linger bounds the lingering close Handler.CloseAfterFlush begins:
+	// once its output has drained and its write side is shut, a
+	// connection whose peer has not closed within Linger is closed,
+	// reason Linger. Zero means DefaultLinger.
+	Linger time.Duration
+
+	// MaxConns is how many connections the server holds at once: one
+	// opened beyond it is closed at once in OnOpen, before the wrapped
+	// handler hears of it (neither its OnOpen nor its OnClose is
+	// called), counted in Stats.Refused and passed to OnRefuse. It keeps
+	// gnet from failing an accept for want of descriptors, which stops
+	// its whole engine, so it must lie below the process's descriptor
+	// limit (ulimit -n), less the descriptors the process holds for
+	// anything else, less the largest burst of connections arriving at
+	// once (up to the listen backlog, net.core.somaxconn), since gnet's
+	// main reactor accepts every connection waiting before an event
+	// loop's OnOpen can refuse one. Zero means DefaultMaxConns(), derived
+	// that way from the descriptor limit when New runs; a negative value
+	// means no limit.
 	MaxConns int
 
-	// OnRefuse, if not nil, is called with each connection MaxConns
-	// refuses, on its event loop, before it is closed; it may write a
-	// last message to it.
+	// Overload, if set, shortens idle timeouts as the server fills, so
+	// that a full server sheds its idlest connections before it refuses
+	// new ones. The zero value turns it off.
+	Overload Overload
+
+	// OnRefuse, if not nil, is called with each connection refused, for
+	// MaxConns or because Handler.Shutdown has begun, on its event loop,
+	// before it is closed; it may write a last message to it.
 	OnRefuse func(c gnet.Conn)
 
-	// OnReap, if not nil, is called just before the reaper closes a
+	// OnReap, if not nil, is called just before the package closes a
 	// connection, with the reason. It runs on the connection's event loop,
 	// like the handler's own callbacks, and may use c as they do; it must
-	// not block. The wrapped handler's OnClose follows, with a nil error.
+	// not block. The wrapped handler's OnClose follows.
 	OnReap func(c gnet.Conn, why Reason)
+
+	// OnWritable, if not nil, is called on c's event loop when c, found
+	// not writable (Handler.Writable), has drained to its low-water mark,
+	// so that a handler that stopped writing may go on. It is not called
+	// for a connection closing after flush.
+	OnWritable func(c gnet.Conn)
+}
+
+// OutputLimit bounds a connection's pending output: what gnet holds in
+// its outbound buffer because the peer has not yet read it. 0 < Low <=
+// High <= Max. The zero value stands for the Handler's default.
+type OutputLimit struct {
+	// Max is the most output that may be pending: a connection found with
+	// more is closed, reason OutputFull.
+	Max int
+	// High and Low are the water marks of Handler.Writable: above High a
+	// connection is not writable, until it has drained to Low.
+	High, Low int
+}
+
+// check returns an error naming what, starting "idleconn: ", if o is not
+// a valid limit.
+func (o OutputLimit) check(what string) error {
+	if o.Low <= 0 || o.Low > o.High || o.High > o.Max {
+		return fmt.Errorf("idleconn: %s %+v: want 0 < Low <= High <= Max", what, o)
+	}
+	return nil
+}
+
+// Overload shortens idle timeouts as a server with MaxConns nears it, as
+// Envoy's overload manager reduces its timeouts: with open connections
+// above Start times MaxConns, every idle timeout longer than Floor shrinks
+// in proportion, to Floor when MaxConns are open. Stats.IdleScale tells
+// how far. The zero value is off.
+type Overload struct {
+	// Start is the fraction of MaxConns, above 0 and below 1, from which
+	// idle timeouts shrink.
+	Start float64
+	// Floor is the idle timeout with MaxConns open, at least Resolution
+	// and at most Timeout.
+	Floor time.Duration
 }
 
 // WheelKind selects the timer wheel each event loop uses. Its zero value is
@@ -112,67 +224,32 @@ func (k WheelKind) String() string {
 	return fmt.Sprintf("WheelKind(%d)", int(k))
 }
 
-// Reason says why the reaper closed a connection. The zero value is not a
-// reason and is never given to OnReap.
-type Reason int
-
-const (
-	// Idle means the connection received nothing for Timeout.
-	Idle Reason = iota + 1
-	// Lifetime means the connection was open for MaxLifetime.
-	Lifetime
-	// Deadline means the connection's deadline (Handler.SetDeadline)
-	// passed.
-	Deadline
-	// WriteStall means the connection had outbound data pending, none of
-	// it drained, for its write stall timeout.
-	WriteStall
-	// Shed means Handler.CloseIdle closed the connection.
-	Shed
-)
-
-// reasons is how many Reasons there are: Stats counts each.
-const reasons = int(Shed)
-
-// String returns "idle", "lifetime", "deadline", "write stall" or "shed",
-// or "Reason(N)" for any other value.
-func (r Reason) String() string {
-	switch r {
-	case Idle:
-		return "idle"
-	case Lifetime:
-		return "lifetime"
-	case Deadline:
-		return "deadline"
-	case WriteStall:
-		return "write stall"
-	case Shed:
-		return "shed"
-	}
-	return fmt.Sprintf("Reason(%d)", int(r))
-}
-
 // config is what a Handler derives from validated Options: durations turned
-// into ticks, and the sizes of each loop's structures.
+// into ticks, defaults filled in, and the sizes of each loop's structures.
 type config struct {
 	resolution time.Duration
 	tick       time.Duration
 	// idleTicks is how many ticks after the tick its last data came in
 	// (at the latest) a connection is due: one for that tick, which may
 	// have been almost over, plus the Timeout rounded up to ticks.
-	idleTicks uint64
-	// lifeTicks is the same for MaxLifetime, counted from the tick of the
-	// open; stallTicks for WriteStallTimeout; 0 means no limit.
-	lifeTicks  uint64
-	stallTicks uint64
-	maxConns   int64
-	onRefuse   func(gnet.Conn)
-	wheel      WheelKind
-	slots      int // of a hashed wheel
+	// lifeTicks, stallTicks, drainTicks and lingerTicks count the same
+	// way; 0 means no limit.
+	idleTicks, lifeTicks, stallTicks uint64
+	drainTicks                       uint64
+	drainBytes                       int // to drain per drainTicks; 0 off
+	lingerTicks                      uint64
+	output                           OutputLimit
+	maxInput                         int
+	maxConns                         int64 // 0 for none
+	overload                         overloadConfig
+	wheel                            WheelKind
+	slots                            int // of a hashed wheel
 	// ringSize is how many refreshes a loop remembers the ticks of: a
-	// power of two of at least idleTicks+2; see loop.idleDue.
-	ringSize int
-	onReap   func(gnet.Conn, Reason)
+	// power of two of at least idleTicks+2; see loop.endOf.
+	ringSize   int
+	onRefuse   func(gnet.Conn)
+	onReap     func(gnet.Conn, Reason)
+	onWritable func(gnet.Conn)
 }
 
 // newConfig validates opts and derives the config, with errors that name
@@ -193,26 +270,64 @@ func newConfig(opts Options) (config, error) {
 	if opts.Wheel != Hashed && opts.Wheel != Hierarchical {
 		return config{}, fmt.Errorf("idleconn: Wheel %v is neither Hashed nor Hierarchical", opts.Wheel)
 	}
-	if opts.MaxLifetime < 0 {
-		return config{}, errors.New("idleconn: MaxLifetime must not be negative (zero means no limit)")
+	for _, d := range []struct {
+		name, zero string
+		d          time.Duration
+	}{
+		{"MaxLifetime", "no limit", opts.MaxLifetime},
+		{"WriteStallTimeout", "no limit", opts.WriteStallTimeout},
+		{"DrainWindow", "10s", opts.DrainWindow},
+		{"Linger", "DefaultLinger", opts.Linger},
+	} {
+		if d.d < 0 {
+			return config{}, fmt.Errorf("idleconn: %s must not be negative (zero means %s)", d.name, d.zero)
+		}
 	}
-	if opts.WriteStallTimeout < 0 {
-		return config{}, errors.New("idleconn: WriteStallTimeout must not be negative (zero means no limit)")
+	switch {
+	case opts.MinDrainRate < 0:
+		return config{}, errors.New("idleconn: MinDrainRate must not be negative (zero means no limit)")
+	case opts.DrainWindow != 0 && opts.MinDrainRate == 0:
+		return config{}, errors.New("idleconn: DrainWindow is set but MinDrainRate is not")
+	case opts.DrainWindow != 0 && opts.DrainWindow < res:
+		return config{}, fmt.Errorf("idleconn: DrainWindow %v must be at least Resolution (%v)", opts.DrainWindow, res)
+	case opts.MaxInput < 0:
+		return config{}, errors.New("idleconn: MaxInput must not be negative (zero means DefaultMaxInput)")
 	}
-	if opts.MaxConns < 0 {
-		return config{}, errors.New("idleconn: MaxConns must not be negative (zero means no limit)")
+	output := opts.Output
+	if output == (OutputLimit{}) {
+		output = DefaultOutput
+	} else if err := output.check("Output"); err != nil {
+		return config{}, err
 	}
 	tick := res / ticksPerResolution
 	c := config{
-		resolution: res,
-		tick:       tick,
-		idleTicks:  limitTicks(opts.Timeout, tick),
-		lifeTicks:  limitTicks(opts.MaxLifetime, tick),
-		stallTicks: limitTicks(opts.WriteStallTimeout, tick),
-		maxConns:   int64(opts.MaxConns),
-		onRefuse:   opts.OnRefuse,
-		wheel:      opts.Wheel,
-		onReap:     opts.OnReap,
+		resolution:  res,
+		tick:        tick,
+		idleTicks:   limitTicks(opts.Timeout, tick),
+		lifeTicks:   limitTicks(opts.MaxLifetime, tick),
+		stallTicks:  limitTicks(opts.WriteStallTimeout, tick),
+		lingerTicks: limitTicks(cmp.Or(opts.Linger, DefaultLinger), tick),
+		output:      output,
+		maxInput:    cmp.Or(opts.MaxInput, DefaultMaxInput),
+		wheel:       opts.Wheel,
+		onRefuse:    opts.OnRefuse,
+		onReap:      opts.OnReap,
+		onWritable:  opts.OnWritable,
+	}
+	if opts.MinDrainRate > 0 {
+		window := cmp.Or(opts.DrainWindow, 10*time.Second)
+		c.drainTicks = limitTicks(window, tick)
+		c.drainBytes = int(min(float64(opts.MinDrainRate)*window.Seconds(), float64(maxInt)))
+	}
+	switch {
+	case opts.MaxConns > 0:
+		c.maxConns = int64(opts.MaxConns)
+	case opts.MaxConns == 0:
+		c.maxConns = int64(DefaultMaxConns())
+	}
+	var err error
+	if c.overload, err = newOverload(opts.Overload, c.maxConns, opts.Timeout, res, tick); err != nil {
+		return config{}, err
 	}
 	// A timer is never scheduled further ahead than the next refresh plus
 	// idleTicks, so this many slots make one revolution span it.
@@ -220,6 +335,9 @@ func newConfig(opts Options) (config, error) {
 	c.ringSize = c.slots
 	return c, nil
 }
+
+// maxInt is the largest int.
+const maxInt = int(^uint(0) >> 1)
 
 // limitTicks returns how many ticks after the tick an event came in a limit
 // of d counted from it is due: one for that tick, which may have been

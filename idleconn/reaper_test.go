@@ -78,7 +78,7 @@ func (s *sim) run(end, step time.Duration, lag func() time.Duration) {
 		if now >= nextTick || nudged(s.h) {
 			// The driver: it sleeps until the tick wake returns, or
 			// until a loop nudges it.
-			next := s.h.wake(s.clk.t)
+			next, _ := s.h.wake(s.clk.t)
 			nextTick = end
 			if next != packwheel.MaxTick {
 				nextTick = now + max(s.h.clock.Until(s.clk.t, next), step)

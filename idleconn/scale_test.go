@@ -99,7 +99,7 @@ func TestScale(t *testing.T) {
 	t.Logf("worst lateness %v (Resolution %v)", worst, res)
 	assert.LessOrEqual(t, worst, res+probe.Worst(), "closed late")
 	waitFor(t, 10*time.Second, "wheels empty", func() bool { return settled(h, 0) })
-	require.Equal(t, uint64(conns/2), h.Stats().ReapedIdle)
+	require.Equal(t, uint64(conns/2), h.Stats().Reaped(Idle))
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	require.Equal(t, conns, s.opens)

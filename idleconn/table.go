@@ -9,14 +9,15 @@ import (
 	"github.com/panjf2000/gnet/v2"
 )
 
-// slot is the reaper's state for one file descriptor that the data path
-// touches: the connection that holds it, if tracked, the stamp of its
-// latest data, its write stall timeout and pending output; and its timer. A
-// slot is one cache line, so loops tracking neighbouring descriptors never
-// write to the same line, and the data path reads no other. The rest of a
-// connection's state, its limits, lives in a second line at a fixed
-// distance in the same chunk (lim), read when the timer fires or a limit
-// changes. TestSlotLayout guards the layout.
+// slot is the state of one file descriptor that the data path touches, in
+// one cache line, so that loops tracking neighbouring descriptors never
+// write to the same line and OnTraffic reads no other: the loop that
+// tracks the descriptor's connection, if any, the stamp of its latest
+// data, the output pending at the last look and the connection's flags;
+// and its timer. The rest of a tracked connection's state, the connection
+// itself and its limits, lives in two more lines at a fixed distance in
+// the same chunk (lim), read when the timer fires or a limit changes.
+// TestSlotLayout guards the layout.
 //
 // owner is the loop that tracks the descriptor's connection, or nil. Only
 // that loop's goroutine reads or writes the other fields, and the limits.
@@ -25,32 +26,47 @@ import (
 // accesses.
 type slot struct {
 	owner atomic.Pointer[loop]
-	// last is a stamp: an epoch of the owner (the data came after the
-	// refresh of that epoch began and before the next one did), until the
-	// timer's next firing settles it into a tick (limits.lastAt) while the
-	// owner's ring still remembers that next refresh; stampSettled marks
-	// it so. It stamps the latest data, or the open, or SetIdleTimeout.
-	last  uint64
-	stall uint64 // write stall timeout in ticks, like config.idleTicks; 0 off
-	pend  int    // outbound bytes pending when last looked; 0 for none
+	last  stamp // the latest data, or the open, or SetIdleTimeout
+	pend  int   // output pending at the last look; 0 for none
+	flags slotFlags
+	index uint32 // in its chunk, for lim
 	timer packwheel.Holder
-	c     gnet.Conn
+	_     [8]byte
 }
 
-// limits is the rest of a tracked connection's state, in its own cache
-// line; see slot.
+// slotFlags are a connection's states that the data path reads.
+type slotFlags uint32
+
+const (
+	// closing: CloseAfterFlush was called; input is discarded, the
+	// wrapped handler hears of no more traffic.
+	closing slotFlags = 1 << iota
+	// shut: closing, its output drained and its write side shut; it
+	// lingers for the peer to close.
+	shut
+	// unwritable: found above its high-water mark, not yet drained to its
+	// low one (Writable).
+	unwritable
+	// polled: in its loop's list of connections looked at more often
+	// than once a tick (output.go).
+	polled
+)
+
+// limits is the rest of a tracked connection's state: the connection,
+// and each kind of limit's own, defined in the kind's file. Two lines;
+// see slot.
 type limits struct {
-	born     uint64 // tick of the open
-	lastAt   uint64 // slot.last settled: the data came before the end of this tick
-	since    uint64 // stamp of the latest write progress, while pend > 0
-	sinceAt  uint64 // since settled
+	c        gnet.Conn
+	idle     uint64 // idle timeout in ticks, like config.idleTicks; 0 off
 	deadline uint64 // first tick at or after the deadline; 0 for none
-	// Limits in ticks, counted like config.idleTicks; 0 turns one off.
-	idle, life uint64
-	_          [8]byte
+	life     lifetime
+	stall    writeStall
+	drain    drain
+	output   OutputLimit
+	linger   uint64 // tick the linger ends, once shut; 0 before
 }
 
-// chunkBits sets how many slots a chunk holds: 1024, in 128 KiB, which the
+// chunkBits sets how many slots a chunk holds: 1024, in 192 KiB, which the
 // Go allocator places on its own pages, so every slot is line-aligned.
 const chunkBits = 10
 
@@ -61,14 +77,30 @@ type chunk struct {
 	lims  [1 << chunkBits]limits
 }
 
-// limsOffset is the distance from a slot to its limits.
-const limsOffset = unsafe.Offsetof(chunk{}.lims)
+// newChunk returns a chunk whose slots know their index.
+func newChunk() *chunk {
+	ch := new(chunk)
+	for i := range ch.slots {
+		ch.slots[i].index = uint32(i)
+	}
+	return ch
+}
+
+// limsOffset is the distance from the first slot to the first limits, and
+// limsStride how much further each next limits lies than its slot.
+const (
+	limsOffset = unsafe.Offsetof(chunk{}.lims)
+	limsStride = unsafe.Sizeof(limits{}) - unsafe.Sizeof(slot{})
+)
 
 // lim returns the limits of the descriptor of s, which lies in a chunk.
-// O(1): they are limsOffset bytes further in the same chunk.
+// O(1): they lie in the same chunk, at a distance set by s's index.
 func (s *slot) lim() *limits {
-	return (*limits)(unsafe.Add(unsafe.Pointer(s), limsOffset))
+	return (*limits)(unsafe.Add(unsafe.Pointer(s), limsOffset+uintptr(s.index)*limsStride))
 }
+
+// conn returns the connection tracked in s.
+func (s *slot) conn() gnet.Conn { return s.lim().c }
 
 // fdTable maps descriptors to slots. Lookups load one atomic pointer and
 // index two arrays; chunks, once made, never move (timers point into
@@ -109,7 +141,7 @@ func (t *fdTable) get(fd int) *slot {
 	if i >= len(d) || d[i] == nil {
 		grown := make([]*chunk, max(len(d), i+1))
 		copy(grown, d)
-		grown[i] = new(chunk)
+		grown[i] = newChunk()
 		t.dir.Store(&grown)
 		d = grown
 	}
@@ -124,11 +156,21 @@ func (t *fdTable) reset() {
 	t.dir.Store(nil)
 }
 
-// chunks returns the chunks made so far, nil where none was. The slice
-// must not be modified. Safe from any goroutine; no allocation.
-func (t *fdTable) chunks() []*chunk {
+// each calls f with every slot l owns, in descriptor order, until f
+// returns false. O(descriptors ever tracked by the Handler): for the rare
+// passes over every connection (CloseIdle, Shutdown, Overload), not for
+// the data path. It must run on l's goroutine.
+func (t *fdTable) each(l *loop, f func(s *slot) bool) {
 	if d := t.dir.Load(); d != nil {
-		return *d
+		for _, ch := range *d {
+			if ch == nil {
+				continue
+			}
+			for i := range ch.slots {
+				if s := &ch.slots[i]; s.owner.Load() == l && !f(s) {
+					return
+				}
+			}
+		}
 	}
-	return nil
 }

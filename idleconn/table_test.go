@@ -12,8 +12,8 @@ import (
 // pages, and a connection's limits in a line of their own.
 func TestSlotLayout(t *testing.T) {
 	require.Equal(t, uintptr(64), unsafe.Sizeof(slot{}), "the data path's line")
-	require.Equal(t, uintptr(64), unsafe.Sizeof(limits{}), "the limits' line")
-	ch := new(chunk)
+	require.Equal(t, uintptr(128), unsafe.Sizeof(limits{}), "the limits' two lines")
+	ch := newChunk()
 	require.Same(t, &ch.lims[7], ch.slots[7].lim())
 	require.Same(t, &ch.lims[1023], ch.slots[1023].lim())
 	var tab fdTable

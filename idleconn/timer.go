@@ -112,15 +112,42 @@ func (h *Handler) armTimer(l *loop, c gnet.Conn, t *Timer, d, period time.Durati
 	l.wantBy(t.due)
 }
 
-// fireTimer runs t, which expired on l: it drops a timer whose
-// connection has closed, re-arms a periodic one, and calls the function.
-func (l *loop) fireTimer(t *Timer) {
+// runTimers fires the loop's Timers due by tick now, a batch at a time,
+// and comes back for the rest after gnet has served the I/O waiting.
+func (l *loop) runTimers(now uint64) {
+	if l.tw.Len() == 0 || l.stopped.Load() {
+		return
+	}
+	batch, done := l.tw.AppendExpired(l.twBatch[:0], now, reapBatch)
+	for _, t := range batch {
+		l.fireTimer(t, now)
+	}
+	clear(batch)
+	l.twBatch = batch[:0]
+	if !done {
+		l.dispatch()
+	}
+}
+
+// fireTimer runs t, which expired on l at tick now: it drops a timer
+// whose connection has closed, re-arms a periodic one, and calls the
+// function. A connection's output is looked at before the function
+// writes, to see what drained, and after, as on the data path.
+func (l *loop) fireTimer(t *Timer, now uint64) {
 	if t.holder.Active() || t.l != l {
 		return // re-armed by a callback run before it in the same batch
 	}
-	if t.c != nil {
-		if s := l.h.table.lookup(t.c.Fd()); s == nil || s.owner.Load() != l || s.c != t.c {
+	var s *slot
+	if c := t.c; c != nil {
+		if s = l.h.table.lookup(c.Fd()); s == nil || s.owner.Load() != l || s.conn() != c {
 			return // its connection closed
+		}
+		if why := l.observe(s, c.OutboundBuffered(), now, false); why != 0 {
+			l.reap(s, why)
+			return
+		}
+		if s.owner.Load() != l || s.conn() != c {
+			return // OnWritable closed it
 		}
 	}
 	if t.period != 0 {
@@ -128,4 +155,9 @@ func (l *loop) fireTimer(t *Timer) {
 		l.tw.Schedule(&t.holder, t.due, t)
 	}
 	t.f(t.c)
+	if s != nil && s.owner.Load() == l && s.conn() == t.c {
+		if why := l.observe(s, t.c.OutboundBuffered(), now, true); why != 0 {
+			l.reap(s, why)
+		}
+	}
 }

@@ -1,21 +1,26 @@
 #!/usr/bin/env bash
 # load.sh measures examples/httpserver under wrk at 100 and 10,000
 # keep-alive connections, with its timeouts on and off, in alternating
-# runs, and prints requests/s, latency and the on/off ratio. It is a
-# benchmark, not a test: CI does not run it.
+# runs, and prints requests/s, latency and the on/off ratio of each round
+# with their median and spread. It is a benchmark, not a test: CI does not
+# run it. Run it under the measure lock if others share the machine.
 #
-#   examples/httpserver/load.sh [duration-per-run] [rounds]   # default 10s, 3
+#   examples/httpserver/load.sh [duration-per-run] [rounds]   # default 5s, 10
 #
-# It installs wrk from Debian's packages if it is missing (as root), and
-# raises the open-files limit as far as the hard limit allows: 10,000
-# connections need 10,000 descriptors in wrk and as many in the server.
+# It runs 2 x 2 x ROUNDS wrk runs of DURATION each, plus about a second
+# each to start and stop the server: 3 min 40 s with the defaults. If wrk
+# is missing it installs Debian's package with apt-get, which needs root,
+# and it raises the open-files limit as far as the hard limit allows:
+# 10,000 connections need 10,000 descriptors in wrk and as many in the
+# server. bench/cmd/httpload measures more (net/http beside it,
+# Connection: close, attacks).
 set -euo pipefail
 cd "$(dirname "$0")/../.."
-duration=${1:-10s}
-rounds=${2:-3}
+duration=${1:-5s}
+rounds=${2:-10}
 
 if ! command -v wrk >/dev/null; then
-	echo "installing wrk" >&2
+	echo "load.sh: installing wrk with apt-get (as root)" >&2
 	apt-get update -qq >/dev/null && apt-get install -y -qq wrk >/dev/null
 fi
 ulimit -n "$(ulimit -Hn)"
@@ -33,13 +38,15 @@ serve() { # serve TIMEOUTS: start the server and wait until it listens
 	echo "the server did not start:" >&2; cat "$bin.log" >&2; exit 1
 }
 
-echo "# examples/httpserver under wrk: $(go version | cut -d' ' -f3), $(nproc) CPUs, $duration per run, $rounds rounds"
+echo "# examples/httpserver under wrk: $(go version | cut -d' ' -f3), $(nproc) CPUs, $duration per run, $rounds rounds, $(git describe --always --dirty)"
 echo "# one event loop and wrk's threads share the machine; compare within this file"
 echo "# conns timeouts requests/s latency-avg latency-p99"
 for conns in 100 10000; do
 	threads=$(( conns < 2 ? 1 : 2 ))
 	for round in $(seq "$rounds"); do
-		for timeouts in true false; do
+		order="true false" # alternate which goes first, so that drift cancels
+		if ((round % 2 == 0)); then order="false true"; fi
+		for timeouts in $order; do
 			serve "$timeouts"
 			out=$(wrk -t"$threads" -c"$conns" -d"$duration" --latency --timeout 10s "http://$addr/" 2>&1) || {
 				echo "wrk failed: $out" >&2; exit 1
@@ -55,15 +62,16 @@ for conns in 100 10000; do
 done
 
 echo
-echo "# medians: conns, requests/s with timeouts on, off, on/off"
-awk '{ k=$1" "$2; v[k]=v[k]" "$3 } END { for (k in v) print k, v[k] }' "$bin.runs" |
-	sort -n | python3 -c '
+echo "# per conns: requests/s medians with timeouts on and off, then on/off of each round's pair: median [lowest-highest]"
+python3 - "$bin.runs" <<'PY'
 import sys, statistics
-m = {}
-for line in sys.stdin:
+runs = {}
+for line in open(sys.argv[1]):
     f = line.split()
-    m[(f[0], f[1])] = statistics.median(float(x) for x in f[2:])
-for conns in sorted({c for c, _ in m}, key=int):
-    on, off = m[(conns, "true")], m[(conns, "false")]
-    print(f"{conns} {on:.0f} {off:.0f} {on/off:.3f}")
-'
+    runs.setdefault((f[0], f[1]), []).append(float(f[2]))
+for conns in sorted({c for c, _ in runs}, key=int):
+    on, off = runs[(conns, "true")], runs[(conns, "false")]
+    ratios = sorted(a / b for a, b in zip(on, off))
+    print(f"{conns} {statistics.median(on):.0f} {statistics.median(off):.0f} "
+          f"{statistics.median(ratios):.3f} [{ratios[0]:.3f}-{ratios[-1]:.3f}]")
+PY

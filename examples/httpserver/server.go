@@ -1,8 +1,6 @@
 package main
 
 import (
-	"bufio"
-	"bytes"
 	"net/http"
 	"strconv"
 	"sync"
@@ -15,37 +13,75 @@ import (
 // config is what the server's flags set.
 type config struct {
 	headerTimeout time.Duration // whole request head, from its first byte; 408 and close
+	bodyTimeout   time.Duration // whole request body, from the end of its head; 408 and close
 	idleTimeout   time.Duration // between requests on a keep-alive connection
 	writeStall    time.Duration // pending output not draining
+	minDrainRate  int           // bytes a second pending output must drain, over drainWindow
 	maxLife       time.Duration // however busy
-	maxConns      int
-	timeouts      bool // false: none of the above but the loop timers, for load.sh
+	maxOutput     int           // pending output: more closes the connection
+	maxInput      int           // unread input: more closes the connection
+	maxConns      int           // 0: idleconn's default, from ulimit -n
+	drain         time.Duration // how long a graceful stop waits for requests in flight
+	timeouts      bool          // false: no time limit but the loop timers, for load.sh
 }
 
-// maxHead bounds a request head; a longer one gets 431 and a close.
-const maxHead = 16 << 10
+// defaults are the flags' defaults: the time limits nginx and net/http
+// servers commonly run with, and bounds on memory that keep what one
+// client can make the server hold to about a MiB of output and a quarter
+// of input. -min-drain-rate, 4 KiB/s, is far under any client on a
+// working network and far over what a slow-read attack reads.
+var defaults = config{
+	headerTimeout: 5 * time.Second,
+	bodyTimeout:   10 * time.Second,
+	idleTimeout:   60 * time.Second,
+	writeStall:    10 * time.Second,
+	minDrainRate:  4 << 10,
+	maxOutput:     1 << 20,
+	maxInput:      256 << 10,
+	drain:         10 * time.Second,
+	timeouts:      true,
+}
 
-// maxDelay bounds /delay?ms=N, under any idle timeout worth having.
-const maxDelay = 10 * time.Second
+// What one connection may do in one event before the others on its loop
+// have theirs: a client that pipelines many requests is answered a share
+// at a time (TestFairShare).
+const (
+	answersPerEvent = 64
+	bytesPerEvent   = 1 << 20 // of answers
+)
 
 // server is the application: an HTTP/1.1 keep-alive server on gnet that
-// parses with net/http.ReadRequest and leaves every timeout to idleconn.
+// frames requests as net/http does (head.go, chunked.go) and leaves every
+// timeout to idleconn.
 //
-// A connection is in one of three states, each begun in one place:
+// A connection is in one of six states, each begun in one place; the
+// limits each state runs are idleconn's:
 //
-//	idle     between requests (open, or response written): the idle
-//	         timeout runs and no deadline is set (startIdle)
-//	head     a request head seen incomplete, until it is complete: the
-//	         idle timeout is off and the header deadline runs, not reset
-//	         by bytes, so a slowloris client is closed at it (startHead)
-//	request  head parsed, body being read or the response being made,
-//	         perhaps after a delay (a loop timer): the idle timeout runs,
-//	         no deadline (startRequest)
+//	idle     between requests: the idle timeout, counted from the last
+//	         byte received, or the last of an answer read (startIdle)
+//	head     a request head seen incomplete: the header deadline, counted
+//	         from then and not reset by bytes, and no idle timeout, so a
+//	         slowloris client is closed at it with 408 (wait)
+//	body     head parsed, its body being read and discarded: the body
+//	         deadline, counted from the end of the head, and no idle
+//	         timeout, so a slow-body client is closed at it with 408
+//	         (startBody, wait)
+//	answer   the answer waits for its /delay: no idle timeout, since the
+//	         client has nothing to send (startAnswer)
+//	send     a /big answer written as the client reads it, a piece while
+//	         the connection is writable: no idle timeout; the write stall,
+//	         the drain rate and the output bound (send)
+//	closing  the answer ended the connection (Connection: close, a
+//	         refusal, or Shutdown): idleconn closes it once the answer
+//	         has drained, and the server hears nothing more (finish)
 //
-// A head that arrives whole, as nearly every one does, goes from idle to
-// request without touching a timer: the idle timeout stays on and counts
-// from its data. The write-stall timeout and the lifetime are idleconn's
-// options and run in every state.
+// A state that waits turns the idle timeout off, which also marks the
+// connection busy for idleconn's Shutdown; startIdle turns it back on. A
+// request that arrives whole with no delay, and whose answer fits, goes
+// from idle back to idle without touching a timer: the idle timeout stays
+// on and counts from its data. The write-stall timeout, the drain rate,
+// the lifetime and the bounds on output and input run in every state.
+// README.md draws the states.
 type server struct {
 	gnet.BuiltinEventEngine
 	cfg    config
@@ -57,40 +93,41 @@ type server struct {
 // loopState is what one event loop shares among its connections, which
 // only it runs.
 type loopState struct {
-	date []byte // the Date header's value, refreshed each second by tick
-	tick idleconn.Timer
-	head bytes.Reader  // the request head being parsed
-	br   *bufio.Reader // reads it for http.ReadRequest
+	date   []byte // the Date header's value, refreshed each second by tick
+	tick   idleconn.Timer
+	parser *headParser
 }
 
 // conn is a connection's context.
 type conn struct {
 	loop     *loopState
 	state    uint8
-	bodyLeft int64    // bytes of the current request's body still to discard
-	reply    response // the response made once the body is read
-	waiting  bool     // a /delay response is pending: later requests wait in the buffer
+	scanned  int   // bytes of the head already searched for its end
+	skipped  uint8 // CR and LF bytes ignored before this request line
+	req      request
+	bodyLeft int64  // bytes of a Content-Length body still to discard
+	chunks   chunks // the decoder of a chunked body
 	delay    idleconn.Timer
-	out      []byte
+	out      []byte // an answer's head, reused: never larger than a head
+	sending  int    // bytes of a /big answer still to write
+	busy     bool   // a waiting state turned the idle timeout off
+	bodyWait bool   // the body's deadline is set
+	woken    bool   // a Wake is on its way: the next OnTraffic runs in gnet's task queue
 }
 
 const (
 	stateIdle uint8 = iota
 	stateHead
-	stateRequest
+	stateBody
+	stateAnswer
+	stateSend
+	stateClosing
 )
 
-// response is a request's answer, kept while its body is read or its delay
-// runs.
-type response struct {
-	status int
-	body   []byte
-	head   bool // HEAD: headers only
-	close  bool // Connection: close
-	delay  time.Duration
-}
-
-var hello = []byte("hello\n")
+// piece is how much of a /big answer is written at a time, while the
+// connection is writable: its pending output stays under the high-water
+// mark and a piece.
+const piece = 64 << 10
 
 func (s *server) OnBoot(eng gnet.Engine) gnet.Action {
 	s.booted <- eng
@@ -103,13 +140,12 @@ func (s *server) OnOpen(c gnet.Conn) ([]byte, gnet.Action) {
 	if !ok {
 		// The loop's first connection: start its Date header cache, on
 		// the loop, as LoopTimer requires.
-		l := &loopState{br: bufio.NewReader(nil)}
+		l := &loopState{parser: newHeadParser()}
 		l.refresh()
 		s.h.LoopTimer(el, &l.tick, time.Second, time.Second, func(gnet.Conn) { l.refresh() })
 		ls, _ = s.loops.LoadOrStore(el, l)
 	}
-	cs := &conn{loop: ls.(*loopState)}
-	c.SetContext(cs)
+	c.SetContext(&conn{loop: ls.(*loopState)})
 	return nil, gnet.None
 }
 
@@ -122,162 +158,305 @@ func (s *server) OnTraffic(c gnet.Conn) gnet.Action {
 	if !ok {
 		return gnet.Close
 	}
-	return s.serve(c, cs)
+	queued := cs.woken
+	cs.woken = false
+	return s.serve(c, cs, queued)
 }
 
-// serve answers every complete request in c's inbound buffer, in order,
-// and stops at an incomplete one, or while a delayed response is pending.
-func (s *server) serve(c gnet.Conn, cs *conn) gnet.Action {
-	for !cs.waiting {
-		if cs.state == stateRequest {
-			if cs.bodyLeft > 0 {
-				n, _ := c.Discard(int(min(cs.bodyLeft, int64(c.InboundBuffered()))))
-				cs.bodyLeft -= int64(n)
-				if cs.bodyLeft > 0 {
+// serve answers the requests in c's inbound buffer, in order, until it
+// needs more bytes, an answer waits for its delay, c is not writable
+// (idleconn's OnWritable calls resume), or c has had its share of this
+// event (answersPerEvent, bytesPerEvent); then, with requests or an answer
+// left, it yields. queued says whether it runs in gnet's task queue (a
+// Wake's OnTraffic, a timer or OnWritable), not for a read.
+func (s *server) serve(c gnet.Conn, cs *conn, queued bool) gnet.Action {
+	answers, sent := 0, 0
+	for {
+		switch cs.state {
+		case stateAnswer, stateClosing:
+			return gnet.None
+		}
+		if !s.h.Writable(c) {
+			return gnet.None // the client reads too slowly: wait
+		}
+		if answers >= answersPerEvent || sent >= bytesPerEvent {
+			if cs.state == stateSend || c.InboundBuffered() > 0 {
+				s.yield(c, cs, queued)
+			}
+			return gnet.None
+		}
+		switch cs.state {
+		case stateSend:
+			sent += s.send(c, cs, bytesPerEvent-sent)
+			if cs.sending == 0 {
+				answers++
+				if s.finish(c, cs) {
 					return gnet.None
 				}
 			}
-			if cs.reply.delay > 0 {
-				cs.waiting = true
-				if !s.h.ConnTimer(c, &cs.delay, cs.reply.delay, 0, func(c gnet.Conn) {
-					cs.waiting = false
-					if s.respond(c, cs) == gnet.Close {
-						_ = c.Close()
-						return
-					}
-					if s.serve(c, cs) == gnet.Close {
-						_ = c.Close()
-					}
-				}) {
-					return gnet.Close // no longer tracked: closing
+			continue
+		case stateIdle, stateHead:
+			if action, ok := s.readHead(c, cs); !ok {
+				return action
+			}
+		}
+		if cs.state == stateBody {
+			done, status := s.readBody(c, cs)
+			if status != 0 {
+				return s.refuse(c, cs, status)
+			}
+			if !done {
+				if !cs.bodyWait { // the body's deadline counts from the end of its head
+					cs.bodyWait = true
+					s.wait(c, cs, time.Now().Add(s.cfg.bodyTimeout))
 				}
 				return gnet.None
 			}
-			if s.respond(c, cs) == gnet.Close {
-				return gnet.Close
-			}
-			continue
 		}
-		buf, _ := c.Peek(-1)
-		if len(buf) == 0 {
+		if cs.req.delay > 0 {
+			return s.startAnswer(c, cs)
+		}
+		sent += s.answer(c, cs)
+		if cs.state != stateSend {
+			answers++
+		}
+		if cs.state == stateClosing {
 			return gnet.None
 		}
-		end := bytes.Index(buf, []byte("\r\n\r\n"))
-		if end < 0 {
-			if len(buf) > maxHead {
-				return s.fail(c, cs, http.StatusRequestHeaderFieldsTooLarge)
-			}
-			if cs.state == stateIdle {
-				s.startHead(c, cs)
-			}
-			return gnet.None
-		}
-		head := buf[:end+4]
-		cs.loop.head.Reset(head)
-		cs.loop.br.Reset(&cs.loop.head)
-		req, err := http.ReadRequest(cs.loop.br)
-		_, _ = c.Discard(len(head))
-		if err != nil {
-			return s.fail(c, cs, http.StatusBadRequest)
-		}
-		s.startRequest(c, cs, req)
 	}
-	return gnet.None
 }
 
-// startIdle begins the idle state. The idle timeout is on already: only
-// the head state turns it off, and startRequest turns it back on.
+// resume goes on serving c, which has drained enough to take more output:
+// idleconn's OnWritable.
+func (s *server) resume(c gnet.Conn) {
+	if cs, ok := c.Context().(*conn); ok && !cs.woken {
+		if s.serve(c, cs, true) == gnet.Close {
+			_ = c.Close()
+		}
+	}
+}
+
+// yield lets the other connections of c's loop have their events before c
+// goes on: gnet's Wake queues an OnTraffic behind the loop's current
+// events. A Wake made in gnet's task queue would run in the same pass over
+// the queue, before any event, so there it is made from a new goroutine,
+// which runs once the loop has moved on (README.md, "gnet's events"). A
+// yield costs gnet's Wake an allocation, and that path a goroutine: at
+// most once per answersPerEvent answers or bytesPerEvent bytes.
+func (s *server) yield(c gnet.Conn, cs *conn, queued bool) {
+	cs.woken = true
+	if queued {
+		go func() { _ = c.Wake(nil) }()
+	} else {
+		_ = c.Wake(nil)
+	}
+}
+
+// readHead looks for a whole request head at the start of c's inbound
+// buffer and, once there is one, parses it and begins its request. It
+// reports false, with the action to return, when there is none yet or it
+// was refused.
+func (s *server) readHead(c gnet.Conn, cs *conn) (gnet.Action, bool) {
+	buf, _ := c.Peek(-1)
+	if cs.state == stateIdle && cs.skipped < maxLeadingEmpty {
+		if n := leadingEmpty(buf, maxLeadingEmpty-int(cs.skipped)); n > 0 {
+			_, _ = c.Discard(n)
+			cs.skipped += uint8(n)
+			buf, _ = c.Peek(-1)
+		}
+	}
+	if len(buf) == 0 {
+		return gnet.None, false
+	}
+	end, next := headEnd(buf, cs.scanned)
+	if end == 0 {
+		cs.scanned = next
+		if len(buf) > maxHead {
+			return s.refuse(c, cs, http.StatusRequestHeaderFieldsTooLarge), false
+		}
+		if cs.state == stateIdle {
+			cs.state = stateHead
+			s.wait(c, cs, time.Now().Add(s.cfg.headerTimeout))
+		}
+		return gnet.None, false
+	}
+	if end > maxHead {
+		return s.refuse(c, cs, http.StatusRequestHeaderFieldsTooLarge), false
+	}
+	req, status := cs.loop.parser.parse(buf[:end])
+	_, _ = c.Discard(end)
+	cs.scanned, cs.skipped = 0, 0
+	if status != 0 {
+		return s.refuse(c, cs, status), false
+	}
+	s.startBody(c, cs, req)
+	return gnet.None, true
+}
+
+// readBody discards what has arrived of the request's body and reports
+// whether all of it has, or the status that refuses a malformed or too
+// long chunked body.
+func (s *server) readBody(c gnet.Conn, cs *conn) (done bool, status int) {
+	// gnet's Discard empties the whole buffer when asked for 0 bytes.
+	if cs.req.bodyLen >= 0 {
+		if n := int(min(cs.bodyLeft, int64(c.InboundBuffered()))); n > 0 {
+			_, _ = c.Discard(n)
+			cs.bodyLeft -= int64(n)
+		}
+		return cs.bodyLeft == 0, 0
+	}
+	buf, _ := c.Peek(-1)
+	n, done, err := cs.chunks.decode(buf)
+	if n > 0 {
+		_, _ = c.Discard(n)
+	}
+	switch {
+	case err == errBodyTooLarge:
+		return false, http.StatusRequestEntityTooLarge
+	case err != nil:
+		return false, http.StatusBadRequest
+	}
+	return done, 0
+}
+
+// startIdle begins the idle state after an answer: the idle timeout, now
+// counted from the answer, if a waiting state had turned it off, and no
+// deadline. Otherwise it is on already.
 func (s *server) startIdle(c gnet.Conn, cs *conn) {
-	cs.state = stateIdle
-}
-
-// startHead begins the head state when a request head is seen incomplete:
-// the header deadline, counted from now and not reset by bytes, and no
-// idle timeout. The deadline counts from the look that found the head
-// incomplete, at most one read after its first byte.
-func (s *server) startHead(c gnet.Conn, cs *conn) {
-	cs.state = stateHead
-	if s.cfg.timeouts {
-		s.h.SetIdleTimeout(c, 0)
-		s.h.SetDeadline(c, time.Now().Add(s.cfg.headerTimeout))
-	}
-}
-
-// startRequest begins the request state once req's head is parsed: after
-// the head state, the deadline is cleared and the idle timeout back on;
-// the response is decided and the body is to be discarded.
-func (s *server) startRequest(c gnet.Conn, cs *conn, req *http.Request) {
-	if cs.state == stateHead && s.cfg.timeouts {
+	if cs.busy && s.cfg.timeouts {
 		s.h.SetDeadline(c, time.Time{})
 		s.h.SetIdleTimeout(c, s.cfg.idleTimeout)
 	}
-	cs.state = stateRequest
-	cs.bodyLeft = max(req.ContentLength, 0)
-	cs.reply = route(req)
+	cs.state, cs.busy = stateIdle, false
 }
 
-// route decides the answer to req.
-func route(req *http.Request) response {
-	r := response{status: http.StatusOK, body: hello, head: req.Method == http.MethodHead, close: req.Close}
-	switch {
-	case req.Method != http.MethodGet && req.Method != http.MethodHead:
-		r.status, r.body = http.StatusMethodNotAllowed, nil
-	case len(req.TransferEncoding) > 0:
-		// Chunked bodies are beyond this example: refuse and close, so
-		// the body is not taken for the next request.
-		r.status, r.body, r.close = http.StatusNotImplemented, nil, true
-	case req.URL.Path == "/":
-	case req.URL.Path == "/delay":
-		ms, err := strconv.Atoi(req.URL.Query().Get("ms"))
-		if d := time.Duration(ms) * time.Millisecond; err != nil || ms < 0 || d > maxDelay {
-			r.status, r.body = http.StatusBadRequest, nil
-		} else {
-			r.delay = max(d, 1) // a zero delay would not be a timer
+// wait begins waiting within a request (for the rest of its head or body,
+// its delay, or the client to read its answer): no idle timeout, which
+// marks c busy, and deadline, or none for the zero time. A head's deadline
+// counts from the look that found it incomplete, at most one read after
+// its first byte, and is not reset by bytes.
+func (s *server) wait(c gnet.Conn, cs *conn, deadline time.Time) {
+	if s.cfg.timeouts {
+		if !cs.busy {
+			s.h.SetIdleTimeout(c, 0)
 		}
-	case req.URL.Path == "/big":
-		kb, err := strconv.Atoi(req.URL.Query().Get("kb"))
-		if err != nil || kb < 0 || kb > 1<<20 {
-			r.status, r.body = http.StatusBadRequest, nil
-		} else {
-			r.body = bytes.Repeat([]byte("x"), kb<<10)
-		}
-	default:
-		r.status, r.body = http.StatusNotFound, nil
+		s.h.SetDeadline(c, deadline)
 	}
-	return r
+	cs.busy = true
 }
 
-// respond writes the pending response and begins the idle state, or
-// reports Close after a response that ends the connection.
-func (s *server) respond(c gnet.Conn, cs *conn) gnet.Action {
-	r := cs.reply
-	cs.out = appendResponse(cs.out[:0], cs.loop.date, r.status, r.body, r.head, r.close)
-	_, _ = c.Write(cs.out)
-	cs.reply = response{}
-	if r.close {
-		return gnet.Close
+// startBody begins the body state once req's head is parsed; the body's
+// deadline is set if the body is not all there (serve). A client that
+// asked for it is told to send its body.
+func (s *server) startBody(c gnet.Conn, cs *conn, req request) {
+	cs.state, cs.req, cs.bodyWait = stateBody, req, false
+	cs.bodyLeft, cs.chunks = req.bodyLen, chunks{}
+	if req.sendContinue {
+		_, _ = c.Write(continue100)
 	}
-	s.startIdle(c, cs)
+}
+
+var continue100 = []byte("HTTP/1.1 100 Continue\r\n\r\n")
+
+// startAnswer begins the answer state for a request whose answer waits:
+// no idle timeout until it is answered, and a timer on c's loop that
+// answers it and goes on with the requests after it.
+func (s *server) startAnswer(c gnet.Conn, cs *conn) gnet.Action {
+	cs.state = stateAnswer
+	s.wait(c, cs, time.Time{})
+	if !s.h.ConnTimer(c, &cs.delay, cs.req.delay, 0, func(c gnet.Conn) {
+		s.answer(c, cs)
+		if s.serve(c, cs, true) == gnet.Close {
+			_ = c.Close()
+		}
+	}) {
+		return gnet.Close // no longer tracked: closing
+	}
 	return gnet.None
 }
 
-// fail answers a request that cannot be read with status and closes.
-func (s *server) fail(c gnet.Conn, cs *conn, status int) gnet.Action {
-	cs.out = appendResponse(cs.out[:0], cs.loop.date, status, nil, false, true)
+// answer writes the answer to the request read, or its head and the
+// send state for a /big one, and returns the bytes written. An answer
+// during Shutdown ends its connection, as Connection: close does. No
+// allocation (TestAnswerZeroAllocs): the head is made in cs.out, which
+// never grows past a head, and a big body is written from bigBlock.
+func (s *server) answer(c gnet.Conn, cs *conn) int {
+	r := &cs.req
+	r.close = r.close || s.h.ShuttingDown()
+	cs.out = appendHead(cs.out[:0], cs.loop.date, r.status, r.length(), r.close, r.keepAlive10)
+	if !r.head {
+		cs.out = append(cs.out, r.body...)
+	}
 	_, _ = c.Write(cs.out)
-	return gnet.Close
+	if !r.head && r.bigKB > 0 {
+		cs.state, cs.sending = stateSend, r.bigKB<<10
+		s.wait(c, cs, time.Time{})
+		return len(cs.out)
+	}
+	s.finish(c, cs)
+	return len(cs.out)
+}
+
+// send writes what c takes of the /big answer left, a piece at a time
+// while c is writable and at most budget bytes, and returns the bytes
+// written: what the socket does not take, gnet copies into its outbound
+// buffer, so the server holds at most the high-water mark and a piece of
+// it, however large the answer.
+func (s *server) send(c gnet.Conn, cs *conn, budget int) int {
+	sent := 0
+	for cs.sending > 0 && sent < budget && s.h.Writable(c) {
+		n, _ := c.Write(bigBlock[:min(cs.sending, piece)])
+		cs.sending -= n
+		sent += n
+	}
+	return sent
+}
+
+// finish ends the request answered: the connection closes once the answer
+// has drained (idleconn's CloseAfterFlush), if it asked to or the server
+// is shutting down, or waits for the next request. It reports whether the
+// connection is closing.
+func (s *server) finish(c gnet.Conn, cs *conn) bool {
+	closing := cs.req.close
+	cs.req = request{}
+	if closing {
+		cs.state = stateClosing
+		if !s.h.CloseAfterFlush(c) {
+			_ = c.Close() // not tracked: gnet's own close
+		}
+		return true
+	}
+	s.startIdle(c, cs)
+	return false
+}
+
+// refuse answers a request that cannot be read with status and closes the
+// connection once the answer has drained.
+func (s *server) refuse(c gnet.Conn, cs *conn, status int) gnet.Action {
+	cs.out = appendHead(cs.out[:0], cs.loop.date, status, 0, true, false)
+	_, _ = c.Write(cs.out)
+	cs.req = request{close: true}
+	s.finish(c, cs)
+	return gnet.None
 }
 
 // onReap answers 408 to a connection closed at its header deadline.
 func (s *server) onReap(c gnet.Conn, why idleconn.Reason) {
 	if cs, ok := c.Context().(*conn); ok && why == idleconn.Deadline {
-		cs.out = appendResponse(cs.out[:0], cs.loop.date, http.StatusRequestTimeout, nil, false, true)
+		cs.out = appendHead(cs.out[:0], cs.loop.date, http.StatusRequestTimeout, 0, true, false)
 		_, _ = c.Write(cs.out)
 	}
 }
 
-// appendResponse appends an HTTP/1.1 response to dst.
-func appendResponse(dst, date []byte, status int, body []byte, head, close bool) []byte {
+// full is what a connection beyond MaxConns is told before it is closed.
+var full = []byte("HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain\r\nContent-Length: 21\r\nConnection: close\r\n\r\ntoo many connections\n")
+
+// onRefuse tells a connection MaxConns refuses why, rather than closing it
+// silently.
+func onRefuse(c gnet.Conn) { _, _ = c.Write(full) }
+
+// appendHead appends an HTTP/1.1 response head to dst.
+func appendHead(dst, date []byte, status, length int, close, keepAlive10 bool) []byte {
 	dst = append(dst, "HTTP/1.1 "...)
 	dst = strconv.AppendInt(dst, int64(status), 10)
 	dst = append(dst, ' ')
@@ -285,13 +464,12 @@ func appendResponse(dst, date []byte, status int, body []byte, head, close bool)
 	dst = append(dst, "\r\nServer: packwheel-httpserver\r\nDate: "...)
 	dst = append(dst, date...)
 	dst = append(dst, "\r\nContent-Type: text/plain\r\nContent-Length: "...)
-	dst = strconv.AppendInt(dst, int64(len(body)), 10)
-	if close {
+	dst = strconv.AppendInt(dst, int64(length), 10)
+	switch {
+	case close:
 		dst = append(dst, "\r\nConnection: close"...)
+	case keepAlive10:
+		dst = append(dst, "\r\nConnection: keep-alive"...)
 	}
-	dst = append(dst, "\r\n\r\n"...)
-	if !head {
-		dst = append(dst, body...)
-	}
-	return dst
+	return append(dst, "\r\n\r\n"...)
 }

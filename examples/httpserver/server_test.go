@@ -8,28 +8,40 @@ import (
 	"net/http"
 	"net/http/httptrace"
 	"os/exec"
+	"runtime"
+	"strconv"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
+	"github.com/packwheel/packwheel/idleconn"
 	"github.com/packwheel/packwheel/internal/cli"
+	"github.com/packwheel/packwheel/internal/cmdtest"
 	"github.com/packwheel/packwheel/internal/engine"
 	"github.com/panjf2000/gnet/v2"
 	"github.com/stretchr/testify/require"
 )
 
-// testConfig has every timeout long enough not to fire unless a test
-// shortens it.
-var testConfig = config{headerTimeout: 5 * time.Second, idleTimeout: time.Minute, writeStall: 10 * time.Second, timeouts: true}
+// testConfig is the flags' defaults, whose timeouts are long enough not
+// to fire unless a test shortens them.
+var testConfig = defaults
 
-// start runs a server on 127.0.0.1 for the test and returns its address.
+// start runs a server with two event loops on 127.0.0.1 for the test and
+// returns its address.
 func start(t *testing.T, cfg config) (*server, string) {
+	return startLoops(t, cfg, 2)
+}
+
+// startLoops runs a server with loops event loops.
+func startLoops(t *testing.T, cfg config, loops int) (*server, string) {
 	t.Helper()
 	srv, err := newServer(cfg)
 	require.NoError(t, err)
 	done := make(chan error, 1)
 	go func() {
-		done <- gnet.Run(srv.h, "tcp://127.0.0.1:0", gnet.WithNumEventLoop(2), gnet.WithReuseAddr(true))
+		done <- gnet.Run(srv.h, "tcp://127.0.0.1:0", gnet.WithNumEventLoop(loops), gnet.WithReuseAddr(true),
+			gnet.WithLogger(&engine.ErrorsOnly{}))
 	}()
 	var eng gnet.Engine
 	select {
@@ -74,6 +86,7 @@ func get(t *testing.T, client *http.Client, url string) (string, bool) {
 // and once the server has closed it for idling, the next request comes on
 // a fresh one.
 func TestKeepAlive(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig
 	cfg.idleTimeout = 300 * time.Millisecond
 	srv, addr := start(t, cfg)
@@ -84,7 +97,7 @@ func TestKeepAlive(t *testing.T) {
 		require.Equal(t, "hello\n", body)
 		require.Equal(t, i > 0, reused, "request %d", i)
 	}
-	require.Eventually(t, func() bool { return srv.h.Stats().ReapedIdle == 1 }, 3*time.Second, 10*time.Millisecond)
+	require.Eventually(t, func() bool { return srv.h.Stats().Reaped(idleconn.Idle) == 1 }, 3*time.Second, 10*time.Millisecond)
 	body, reused := get(t, client, "http://"+addr+"/")
 	require.Equal(t, "hello\n", body)
 	require.False(t, reused, "a connection the server closed for idling was reused")
@@ -93,6 +106,7 @@ func TestKeepAlive(t *testing.T) {
 // TestPipelined sends three requests at once, the second answered after a
 // delay, and reads the answers in order.
 func TestPipelined(t *testing.T) {
+	t.Parallel()
 	_, addr := start(t, testConfig)
 	c, err := net.Dial("tcp", addr)
 	require.NoError(t, err)
@@ -108,7 +122,7 @@ func TestPipelined(t *testing.T) {
 		method string
 		status int
 		length int64
-	}{{"GET", 200, 1024}, {"GET", 200, 6}, {"POST", 405, 0}, {"HEAD", 200, 6}} {
+	}{{"GET", 200, 1024}, {"GET", 200, 6}, {"POST", 405, int64(len(notAllowed))}, {"HEAD", 200, 6}} {
 		resp, err := http.ReadResponse(r, &http.Request{Method: want.method})
 		require.NoError(t, err)
 		body, err := io.ReadAll(resp.Body)
@@ -121,6 +135,18 @@ func TestPipelined(t *testing.T) {
 	}
 }
 
+// dialSend connects to addr and sends req; the connection is closed when
+// the test ends.
+func dialSend(t *testing.T, addr, req string) net.Conn {
+	t.Helper()
+	c, err := net.Dial("tcp", addr)
+	require.NoError(t, err)
+	t.Cleanup(func() { c.Close() })
+	_, err = io.WriteString(c, req)
+	require.NoError(t, err)
+	return c
+}
+
 // readAll reads what the server sends until it closes the connection.
 func readAll(t *testing.T, c net.Conn) string {
 	t.Helper()
@@ -131,12 +157,9 @@ func readAll(t *testing.T, c net.Conn) string {
 }
 
 func TestBadRequestCloses(t *testing.T) {
+	t.Parallel()
 	_, addr := start(t, testConfig)
-	c, err := net.Dial("tcp", addr)
-	require.NoError(t, err)
-	defer c.Close()
-	_, err = io.WriteString(c, "garbage\r\n\r\nGET / HTTP/1.1\r\n\r\n")
-	require.NoError(t, err)
+	c := dialSend(t, addr, "garbage\r\n\r\nGET / HTTP/1.1\r\n\r\n")
 	got := readAll(t, c)
 	require.True(t, strings.HasPrefix(got, "HTTP/1.1 400 Bad Request\r\n"), got)
 	require.Contains(t, got, "Connection: close\r\n")
@@ -144,6 +167,7 @@ func TestBadRequestCloses(t *testing.T) {
 }
 
 func TestConnectionClose(t *testing.T) {
+	t.Parallel()
 	_, addr := start(t, testConfig)
 	for _, req := range []string{
 		"GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n",
@@ -164,6 +188,7 @@ func TestConnectionClose(t *testing.T) {
 // TestDelayDoesNotBlock checks that /delay answers after its delay, and
 // that another connection, on either loop, is answered meanwhile.
 func TestDelayDoesNotBlock(t *testing.T) {
+	t.Parallel()
 	_, addr := start(t, testConfig)
 	client := &http.Client{Transport: &http.Transport{}}
 	defer client.CloseIdleConnections()
@@ -180,7 +205,7 @@ func TestDelayDoesNotBlock(t *testing.T) {
 	for range 4 { // new connections, spread over both loops
 		c, err := net.Dial("tcp", addr)
 		require.NoError(t, err)
-		_, err = io.WriteString(c, "GET / HTTP/1.1\r\nConnection: close\r\n\r\n")
+		_, err = io.WriteString(c, "GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n")
 		require.NoError(t, err)
 		require.Contains(t, readAll(t, c), "hello\n")
 		c.Close()
@@ -192,6 +217,7 @@ func TestDelayDoesNotBlock(t *testing.T) {
 // TestSlowloris trickles a request head a byte at a time: the header
 // deadline, not reset by the bytes, answers 408 and closes.
 func TestSlowloris(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig
 	cfg.headerTimeout = 300 * time.Millisecond
 	srv, addr := start(t, cfg)
@@ -219,25 +245,23 @@ func TestSlowloris(t *testing.T) {
 	require.True(t, strings.HasPrefix(got, "HTTP/1.1 408 Request Timeout\r\n"), got)
 	require.GreaterOrEqual(t, elapsed, cfg.headerTimeout)
 	require.Less(t, elapsed, cfg.headerTimeout+srv.h.Resolution()+time.Second)
-	require.EqualValues(t, 1, srv.h.Stats().ReapedDeadline)
+	require.EqualValues(t, 1, srv.h.Stats().Reaped(idleconn.Deadline))
 }
 
 // TestWriteStall asks for a large answer and never reads: the server
 // closes the connection at the write-stall timeout.
 func TestWriteStall(t *testing.T) {
+	t.Parallel()
 	cfg := testConfig
 	cfg.writeStall = 300 * time.Millisecond
 	srv, addr := start(t, cfg)
-	c, err := net.Dial("tcp", addr)
-	require.NoError(t, err)
-	defer c.Close()
-	_, err = io.WriteString(c, "GET /big?kb=65536 HTTP/1.1\r\nHost: x\r\n\r\n")
-	require.NoError(t, err)
-	require.Eventually(t, func() bool { return srv.h.Stats().ReapedWriteStall == 1 }, 5*time.Second, 10*time.Millisecond)
+	dialSend(t, addr, "GET /big?kb=65536 HTTP/1.1\r\nHost: x\r\n\r\n")
+	require.Eventually(t, func() bool { return srv.h.Stats().Reaped(idleconn.WriteStall) == 1 }, 5*time.Second, 10*time.Millisecond)
 }
 
 // TestCurl has curl make two requests on one connection.
 func TestCurl(t *testing.T) {
+	t.Parallel()
 	curl, err := exec.LookPath("curl")
 	if err != nil {
 		t.Skip("curl is not installed")
@@ -253,8 +277,186 @@ func TestCurl(t *testing.T) {
 }
 
 func TestUsage(t *testing.T) {
-	for _, args := range [][]string{{"-idle", "0s"}, {"-header-timeout", "1us"}, {"-write-stall", "-1s"}, {"extra"}} {
+	for _, args := range [][]string{{"-idle", "0s"}, {"-header-timeout", "1us"}, {"-write-stall", "-1s"}, {"extra"}, {"-nethttp", "-max-conns", "5"}} {
 		err := run(context.Background(), args, io.Discard)
 		require.Equal(t, cli.ExitUsage, cli.Status("httpserver", err, io.Discard), "%v: %v", args, err)
+	}
+}
+
+// TestDelayOutlivesIdle asks for an answer that waits longer than the idle
+// timeout: the idle timeout is off while a request is being answered, so
+// the answer comes, and it counts again from the answer.
+func TestDelayOutlivesIdle(t *testing.T) {
+	t.Parallel()
+	cfg := testConfig
+	cfg.idleTimeout = 300 * time.Millisecond
+	srv, addr := start(t, cfg)
+	c := dialSend(t, addr, "GET /delay?ms=900 HTTP/1.1\r\nHost: x\r\n\r\n")
+	require.NoError(t, c.SetReadDeadline(time.Now().Add(5*time.Second)))
+	r := bufio.NewReader(c)
+	resp, err := http.ReadResponse(r, nil)
+	require.NoError(t, err, "the connection was closed while its answer waited")
+	require.Equal(t, http.StatusOK, resp.StatusCode)
+	answered := time.Now()
+	_, err = io.Copy(io.Discard, resp.Body)
+	require.NoError(t, err)
+	_, err = r.ReadByte()
+	require.ErrorIs(t, err, io.EOF, "the idle timeout did not close the connection after the answer")
+	require.GreaterOrEqual(t, time.Since(answered), cfg.idleTimeout)
+	require.EqualValues(t, 1, srv.h.Stats().Reaped(idleconn.Idle))
+}
+
+// TestHeadLimitAnySplit sends heads just under and just over maxHead,
+// whole and in pieces: the limit is the same however the bytes arrive.
+func TestHeadLimitAnySplit(t *testing.T) {
+	t.Parallel()
+	_, addr := start(t, testConfig)
+	for _, size := range []int{maxHead, maxHead + 1} {
+		head := "GET / HTTP/1.1\r\nHost: x\r\nX-Pad: "
+		head += strings.Repeat("a", size-len(head)-4) + "\r\n\r\n"
+		require.Len(t, head, size)
+		for _, pieces := range []int{1, 2, 5} {
+			c, err := net.Dial("tcp", addr)
+			require.NoError(t, err)
+			step := (len(head) + pieces - 1) / pieces
+			for i := 0; i < len(head); i += step {
+				_, err = io.WriteString(c, head[i:min(i+step, len(head))])
+				require.NoError(t, err)
+				time.Sleep(5 * time.Millisecond)
+			}
+			require.NoError(t, c.SetReadDeadline(time.Now().Add(5*time.Second)))
+			resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+			require.NoError(t, err)
+			want := http.StatusOK
+			if size > maxHead {
+				want = http.StatusRequestHeaderFieldsTooLarge
+			}
+			require.Equal(t, want, resp.StatusCode, "a %d-byte head in %d pieces", size, pieces)
+			c.Close()
+		}
+	}
+}
+
+// TestRefusedGet503 fills the server to MaxConns: the next connection is
+// told 503 before it is closed, not closed silently.
+func TestRefusedGet503(t *testing.T) {
+	t.Parallel()
+	cfg := testConfig
+	cfg.maxConns = 2
+	srv, addr := start(t, cfg)
+	var held []net.Conn
+	defer func() {
+		for _, c := range held {
+			c.Close()
+		}
+	}()
+	for range cfg.maxConns {
+		c, err := net.Dial("tcp", addr)
+		require.NoError(t, err)
+		held = append(held, c)
+	}
+	require.Eventually(t, func() bool { return srv.h.Stats().Tracked == cfg.maxConns }, 5*time.Second, 5*time.Millisecond)
+	c, err := net.Dial("tcp", addr)
+	require.NoError(t, err)
+	defer c.Close()
+	got := readAll(t, c)
+	require.True(t, strings.HasPrefix(got, "HTTP/1.1 503 Service Unavailable\r\n"), got)
+	resp, err := http.ReadResponse(bufio.NewReader(strings.NewReader(got)), nil)
+	require.NoError(t, err)
+	body, err := io.ReadAll(resp.Body)
+	require.NoError(t, err)
+	require.Equal(t, "too many connections\n", string(body))
+	require.True(t, resp.Close)
+	require.EqualValues(t, 1, srv.h.Stats().Refused)
+}
+
+// TestBadValuesSayWhy checks that a 400 for a bad /delay or /big says
+// which values are valid, and that /big is capped.
+func TestBadValuesSayWhy(t *testing.T) {
+	t.Parallel()
+	_, addr := start(t, testConfig)
+	client := &http.Client{Transport: &http.Transport{}}
+	defer client.CloseIdleConnections()
+	for _, tc := range []struct{ path, body string }{
+		{"/delay?ms=-5", "ms must be a whole number of milliseconds from 0 to 10000\n"},
+		{"/delay?ms=10001", "ms must be a whole number of milliseconds from 0 to 10000\n"},
+		{"/delay?ms=soon", "ms must be a whole number of milliseconds from 0 to 10000\n"},
+		{"/big?kb=65537", "kb must be a whole number of KiB from 0 to 65536\n"},
+		{"/big?kb=1048576", "kb must be a whole number of KiB from 0 to 65536\n"},
+	} {
+		resp, err := client.Get("http://" + addr + tc.path)
+		require.NoError(t, err)
+		body, err := io.ReadAll(resp.Body)
+		resp.Body.Close()
+		require.NoError(t, err)
+		require.Equal(t, http.StatusBadRequest, resp.StatusCode, tc.path)
+		require.Equal(t, tc.body, string(body), tc.path)
+	}
+}
+
+// TestNoRetention has clients take large answers and then idle: once the
+// answers are written, the server holds no buffer the size of one, either
+// its own or gnet's (gnet's pools drop theirs at the next collections).
+// It reads the whole heap, so it runs while the parallel tests wait.
+func TestNoRetention(t *testing.T) {
+	_, addr := start(t, testConfig)
+	const clients, kb = 8, 16 << 10
+	for range clients {
+		c := dialSend(t, addr, "GET /big?kb="+strconv.Itoa(kb)+" HTTP/1.1\r\nHost: x\r\n\r\n")
+		require.NoError(t, c.SetReadDeadline(time.Now().Add(10*time.Second)))
+		resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+		require.NoError(t, err)
+		n, err := io.Copy(io.Discard, resp.Body)
+		require.NoError(t, err)
+		require.EqualValues(t, kb<<10, n)
+	}
+	runtime.GC()
+	runtime.GC()
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	require.Less(t, ms.HeapAlloc, uint64(kb<<10), "the heap holds a large answer after all were written")
+}
+
+// TestHalfClose pins what gnet does when a client shuts its write side
+// after a request (README.md, "gnet's events"): gnet closes the connection
+// as soon as it reads the EOF, so an answer written in the same event is
+// sent, and one that waits (/delay) is not.
+func TestHalfClose(t *testing.T) {
+	t.Parallel()
+	_, addr := start(t, testConfig)
+	for _, tc := range []struct {
+		path     string
+		answered bool
+	}{{"/", true}, {"/delay?ms=50", false}} {
+		c := dialSend(t, addr, "GET "+tc.path+" HTTP/1.1\r\nHost: x\r\n\r\n")
+		require.NoError(t, c.(*net.TCPConn).CloseWrite())
+		got := readAll(t, c)
+		require.Equal(t, tc.answered, strings.HasPrefix(got, "HTTP/1.1 200 OK\r\n"), "%s: %q", tc.path, got)
+	}
+}
+
+// TestSignal runs the command in a child process: its first line is
+// "listening on" (gnet's banner is not printed), and SIGINT stops it with
+// "stopped" and status 0, in both its gnet and its net/http forms.
+func TestSignal(t *testing.T) {
+	if cmdtest.RunChild("httpserver", main) {
+		return
+	}
+	for _, args := range [][]string{{}, {"-nethttp"}} {
+		cmd := cmdtest.Command(t, "TestSignal", append([]string{"-addr", "127.0.0.1:0", "-loops", "1"}, args...)...)
+		stdout, err := cmd.StdoutPipe()
+		require.NoError(t, err)
+		require.NoError(t, cmd.Start())
+		out := cmdtest.Lines(stdout)
+		first := <-out
+		require.True(t, strings.HasPrefix(first, "listening on 127.0.0.1:"), "%q: first line %q", args, first)
+		addr := strings.TrimPrefix(first, "listening on ")
+		resp, err := http.Get("http://" + addr + "/")
+		require.NoError(t, err)
+		resp.Body.Close()
+		require.Equal(t, http.StatusOK, resp.StatusCode)
+		require.NoError(t, cmd.Process.Signal(syscall.SIGINT))
+		cmdtest.WaitLine(t, out, "stopped")
+		require.NoError(t, cmd.Wait())
 	}
 }

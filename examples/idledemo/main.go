@@ -183,7 +183,7 @@ func demo(ctx context.Context, cfg config, out io.Writer) (*results, error) {
 		s := srv.h.Stats()
 		peak = max(peak, s.Tracked)
 		fmt.Fprintf(out, "%5.1fs  open %5d  reaped idle %6d  lifetime %5d  closed early %d\n",
-			time.Since(start).Seconds(), s.Tracked, s.ReapedIdle, s.ReapedLifetime, srv.res.closedEarly())
+			time.Since(start).Seconds(), s.Tracked, s.Reaped(idleconn.Idle), s.Reaped(idleconn.Lifetime), srv.res.closedEarly())
 	}
 	fleet.wait()
 	if err := srv.stop(); err != nil {

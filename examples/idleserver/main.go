@@ -1,17 +1,30 @@
-// Command idleserver is a gnet echo server that closes idle connections,
-// clients that stop reading and connections beyond a count with package
-// idleconn.
+// Command idleserver is a gnet echo server whose connections package
+// idleconn bounds: in time (idle, write stall, lifetime), in memory
+// (pending output, unconsumed input) and in number (a connection limit
+// under the descriptor limit).
 //
 //	go run ./examples/idleserver -timeout 10s -write-stall 5s -max-conns 10000
 //
+// Its defaults are bounded, so that no client can grow it without end:
+// it echoes only while a connection's pending output is under its
+// high-water mark (64 KiB) and leaves the rest of the input unread until
+// the peer has read enough, so a client that sends and never reads is
+// closed once its unread input passes -max-input (256 KiB), and one that
+// reads too slowly once its output stalls for -write-stall (10s) or
+// passes -max-output (1 MiB). A connection thus holds at most about
+// -max-input plus -max-output of the server's memory, and -max-conns
+// (by default derived from ulimit -n) bounds how many there are.
+//
 // It prints "listening on ADDR" once it accepts connections, then a status
-// line every few seconds with the open, reaped and refused counts, and
-// exits cleanly on SIGINT or SIGTERM. It exits with status 2 on a usage
-// error (a bad flag or value, or any argument that is not a flag), and 1 on
-// any other error, including the engine stopping on its own: gnet stops
-// its whole engine when an accept fails (for want of descriptors, say) and
-// its Run may then return nil. Set -max-conns below the descriptor limit
-// (ulimit -n) to keep that from happening.
+// line every few seconds with the open, reaped and refused counts. On
+// SIGINT or SIGTERM it shuts down gracefully (idleconn's Shutdown): it
+// refuses new connections, closes the others once their output has
+// drained, for at most -drain, prints a last status line and "stopped",
+// and exits 0. It exits with status 2 on a usage error (a bad flag or
+// value, or any argument that is not a flag), and 1 on any other error,
+// including the engine stopping on its own: gnet stops its whole engine
+// when an accept fails (for want of descriptors, say) and its Run may
+// then return nil, which -max-conns, below ulimit -n, keeps from happening.
 package main
 
 import (
@@ -20,9 +33,8 @@ import (
 	"flag"
 	"fmt"
 	"io"
-	"log"
 	"runtime"
-	"sync"
+	"strings"
 	"time"
 
 	"github.com/packwheel/packwheel/idleconn"
@@ -44,13 +56,17 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	loops := fs.Int("loops", runtime.NumCPU(), "event loops")
 	wheel := fs.String("wheel", "hashed", "timer wheel: hashed or hierarchical")
 	maxLife := fs.Duration("max-life", 0, "close connections open this long even if busy (0: no limit)")
-	stall := fs.Duration("write-stall", 0, "close connections whose pending output has not drained for this long (0: no limit)")
-	maxConns := fs.Int("max-conns", 0, "refuse connections beyond this many open; keep it under ulimit -n (0: no limit)")
+	stall := fs.Duration("write-stall", 10*time.Second, "close connections whose pending output has not drained for this long (0: no limit)")
+	maxOutput := fs.Int("max-output", 1<<20, "close connections with more output than this pending, in bytes")
+	maxInput := fs.Int("max-input", 256<<10, "close connections with more input than this unread, in bytes")
+	maxConns := fs.Int("max-conns", 0, "refuse connections beyond this many open; keep it under ulimit -n (0: derived from it)")
+	drain := fs.Duration("drain", 10*time.Second, "on SIGINT or SIGTERM, how long connections may take to finish")
 	every := fs.Duration("stats", 5*time.Second, "interval between status lines")
 	if err := cli.Parse(fs, args); err != nil {
 		return err
 	}
-	opts := idleconn.Options{Timeout: *timeout, MaxLifetime: *maxLife, WriteStallTimeout: *stall, MaxConns: *maxConns}
+	opts := idleconn.Options{Timeout: *timeout, MaxLifetime: *maxLife, WriteStallTimeout: *stall, MaxConns: *maxConns,
+		Output: idleconn.OutputLimit{Max: *maxOutput, High: min(64<<10, *maxOutput), Low: min(32<<10, *maxOutput)}, MaxInput: *maxInput}
 	switch *wheel {
 	case "hashed":
 	case "hierarchical":
@@ -68,7 +84,13 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	case *stall < 0:
 		return cli.Usagef("-write-stall %v: must not be negative (0: no limit)", *stall)
 	case *maxConns < 0:
-		return cli.Usagef("-max-conns %d: must not be negative (0: no limit)", *maxConns)
+		return cli.Usagef("-max-conns %d: must not be negative (0: derived from ulimit -n)", *maxConns)
+	case *maxOutput < 1:
+		return cli.Usagef("-max-output %d: must be positive", *maxOutput)
+	case *maxInput < 1:
+		return cli.Usagef("-max-input %d: must be positive", *maxInput)
+	case *drain < 0:
+		return cli.Usagef("-drain %v: must not be negative", *drain)
 	case *every <= 0:
 		return cli.Usagef("-stats %v: must be positive", *every)
 	}
@@ -77,11 +99,13 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	}
 
 	srv := &echo{out: out, booted: make(chan gnet.Engine, 1)}
+	opts.OnWritable = srv.flush
 	h, err := idleconn.New(srv, opts)
 	if err != nil {
 		return err
 	}
-	logger := &errorsOnly{}
+	srv.h = h
+	logger := &engine.ErrorsOnly{}
 	logging.SetDefaultLoggerAndFlusher(logger, nil)
 	done := make(chan error, 1)
 	go func() {
@@ -104,12 +128,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	}
 	tk := time.NewTicker(*every)
 	defer tk.Stop()
-	status := func() {
-		s := h.Stats()
-		fmt.Fprintf(out, "open %d  reaped %d (idle %d, lifetime %d, write stall %d)  refused %d\n",
-			s.Tracked, s.ReapedIdle+s.ReapedLifetime+s.ReapedWriteStall,
-			s.ReapedIdle, s.ReapedLifetime, s.ReapedWriteStall, s.Refused)
-	}
+	status := func() { fmt.Fprintln(out, statusLine(h.Stats())) }
 	for {
 		select {
 		case err := <-done:
@@ -117,15 +136,18 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 			if err == nil {
 				err = errors.New("the engine stopped on its own")
 			}
-			if cause := logger.cause(); cause != "" {
+			if cause := logger.Cause(); cause != "" {
 				err = fmt.Errorf("%w after gnet logged: %s", err, cause)
 			}
 			return err
 		case <-tk.C:
 			status()
 		case <-ctx.Done():
-			stopCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+			drainCtx, cancel := context.WithTimeout(context.Background(), *drain)
 			defer cancel()
+			_ = h.Shutdown(drainCtx) // past -drain, the rest are closed
+			stopCtx, cancelStop := context.WithTimeout(context.Background(), 10*time.Second)
+			defer cancelStop()
 			if err := eng.Stop(stopCtx); err != nil {
 				return err
 			}
@@ -139,9 +161,25 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	}
 }
 
-// echo is the application's handler: it knows nothing of idle timeouts.
+// statusLine says how many connections are open, how many were closed for
+// each reason that applies to an echo server, and how many refused.
+func statusLine(s idleconn.Stats) string {
+	var b strings.Builder
+	var reaped uint64
+	for _, why := range []idleconn.Reason{idleconn.Idle, idleconn.Lifetime, idleconn.WriteStall,
+		idleconn.OutputFull, idleconn.InputFull, idleconn.Shed, idleconn.Shutdown} {
+		n := s.Reaped(why)
+		reaped += n
+		fmt.Fprintf(&b, ", %v %d", why, n)
+	}
+	return fmt.Sprintf("open %d  reaped %d (%s)  refused %d", s.Tracked, reaped, b.String()[2:], s.Refused)
+}
+
+// echo is the application's handler: it echoes what it may and leaves the
+// bounds to idleconn.
 type echo struct {
 	gnet.BuiltinEventEngine
+	h       *idleconn.Handler
 	out     io.Writer
 	booted  chan gnet.Engine
 	bootErr error // why OnBoot shut the engine down
@@ -161,36 +199,16 @@ func (e *echo) OnBoot(eng gnet.Engine) gnet.Action {
 }
 
 func (e *echo) OnTraffic(c gnet.Conn) gnet.Action {
-	buf, _ := c.Next(-1)
-	_, _ = c.Write(buf)
+	e.flush(c)
 	return gnet.None
 }
 
-// errorsOnly is gnet's logger here: its start-up banner would come before
-// "listening on", on stdout. It keeps the first error, which says why an
-// engine stopped on its own: the ones after say that it is stopping.
-type errorsOnly struct {
-	mu    sync.Mutex
-	first string
-}
-
-func (*errorsOnly) Debugf(string, ...any) {}
-func (*errorsOnly) Infof(string, ...any)  {}
-func (*errorsOnly) Warnf(string, ...any)  {}
-func (e *errorsOnly) Errorf(f string, a ...any) {
-	msg := fmt.Sprintf(f, a...)
-	e.mu.Lock()
-	if e.first == "" {
-		e.first = msg
+// flush echoes the input c holds while c may take more output; the rest
+// waits in gnet's input buffer, bounded by -max-input, until OnWritable
+// says the peer has read enough.
+func (e *echo) flush(c gnet.Conn) {
+	if e.h.Writable(c) {
+		buf, _ := c.Next(-1)
+		_, _ = c.Write(buf)
 	}
-	e.mu.Unlock()
-	log.Print(msg)
-}
-func (*errorsOnly) Fatalf(f string, a ...any) { log.Fatalf(f, a...) }
-
-// cause returns the first error gnet logged, or "".
-func (e *errorsOnly) cause() string {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.first
 }

@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"context"
 	"io"
 	"net"
@@ -17,36 +16,6 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// lines returns a channel of r's lines, closed at EOF.
-func lines(r io.Reader) <-chan string {
-	ch := make(chan string, 100)
-	go func() {
-		defer close(ch)
-		sc := bufio.NewScanner(r)
-		for sc.Scan() {
-			ch <- sc.Text()
-		}
-	}()
-	return ch
-}
-
-// waitLine returns the first line from ch that contains want.
-func waitLine(t *testing.T, ch <-chan string, want string) string {
-	t.Helper()
-	deadline := time.After(10 * time.Second)
-	for {
-		select {
-		case line, ok := <-ch:
-			require.True(t, ok, "output ended before a line with %q", want)
-			if strings.Contains(line, want) {
-				return line
-			}
-		case <-deadline:
-			t.Fatalf("no line with %q", want)
-		}
-	}
-}
-
 // TestRun starts the server, checks that it echoes and closes an idle
 // connection, and that it stops when its context is cancelled.
 func TestRun(t *testing.T) {
@@ -58,8 +27,8 @@ func TestRun(t *testing.T) {
 		done <- run(ctx, []string{"-addr", "127.0.0.1:0", "-timeout", "200ms", "-loops", "2", "-stats", "50ms"}, w)
 		_ = w.Close()
 	}()
-	out := lines(r)
-	addr := strings.TrimPrefix(waitLine(t, out, "listening on "), "listening on ")
+	out := cmdtest.Lines(r)
+	addr := strings.TrimPrefix(cmdtest.WaitLine(t, out, "listening on "), "listening on ")
 
 	c, err := net.Dial("tcp", addr)
 	require.NoError(t, err)
@@ -75,11 +44,11 @@ func TestRun(t *testing.T) {
 	require.NoError(t, c.SetReadDeadline(time.Now().Add(5*time.Second)))
 	_, err = c.Read(buf)
 	require.ErrorIs(t, err, io.EOF)
-	waitLine(t, out, "open 0  reaped 1 (idle 1, lifetime 0, write stall 0)  refused 0")
+	cmdtest.WaitLine(t, out, "open 0  reaped 1 (idle 1, lifetime 0, write stall 0, output full 0, input full 0, shed 0, shutdown 0)  refused 0")
 
 	cancel()
 	require.NoError(t, <-done)
-	waitLine(t, out, "stopped")
+	cmdtest.WaitLine(t, out, "stopped")
 }
 
 // TestFlags checks that run refuses each bad value before serving, with
@@ -97,10 +66,13 @@ func TestFlags(t *testing.T) {
 		{[]string{"-timeout", "999us"}, "-timeout 999µs: must be at least 1ms"},
 		{[]string{"-max-life", "-1s"}, "-max-life -1s: must not be negative (0: no limit)"},
 		{[]string{"-write-stall", "-1s"}, "-write-stall -1s: must not be negative (0: no limit)"},
-		{[]string{"-max-conns", "-1"}, "-max-conns -1: must not be negative (0: no limit)"},
+		{[]string{"-max-conns", "-1"}, "-max-conns -1: must not be negative (0: derived from ulimit -n)"},
 		{[]string{"-timeout", "1s", "x"}, `unexpected argument "x": idleserver takes flags only (see -h), and flags after an argument would be ignored`},
 		{[]string{"-loops", "0"}, "-loops 0: must be between 1 and 256, the most gnet runs"},
 		{[]string{"-stats", "0s"}, "-stats 0s: must be positive"},
+		{[]string{"-max-output", "0"}, "-max-output 0: must be positive"},
+		{[]string{"-max-input", "-1"}, "-max-input -1: must be positive"},
+		{[]string{"-drain", "-1s"}, "-drain -1s: must not be negative"},
 		{[]string{"-addr", "127.0.0.1"}, `invalid value "127.0.0.1" for flag -addr: want host:port, as in 127.0.0.1:9000 (missing port in address)`},
 		{[]string{"-addr", "127.0.0.1:99999"}, `invalid value "127.0.0.1:99999" for flag -addr: port "99999": want a number from 0 to 65535 (0: any free port)`},
 		{[]string{"-addr", busy.Addr().String()}, "listen on " + busy.Addr().String() + ": bind: address already in use"},
@@ -120,7 +92,7 @@ func TestUsage(t *testing.T) {
 		{Args: []string{"-no-such-flag"}, Status: 2, Stderr: "flag provided but not defined: -no-such-flag"},
 		{Args: []string{"-timeout", "soon"}, Status: 2, Stderr: `invalid value "soon" for flag -timeout`},
 		{Args: []string{"-loops", "0"}, Status: 2, Stderr: "idleserver: -loops 0: must be between 1 and 256, the most gnet runs"},
-		{Args: []string{"-max-conns", "-5"}, Status: 2, Stderr: "idleserver: -max-conns -5: must not be negative (0: no limit)"},
+		{Args: []string{"-max-conns", "-5"}, Status: 2, Stderr: "idleserver: -max-conns -5: must not be negative (0: derived from ulimit -n)"},
 		{Args: []string{"-timeout", "1s", "extra"}, Status: 2, Stderr: `idleserver: unexpected argument "extra": idleserver takes flags only (see -h)`},
 		{Args: []string{"-addr", "nonsense"}, Status: 2, Stderr: `invalid value "nonsense" for flag -addr: want host:port, as in 127.0.0.1:9000 (missing port in address)`},
 		{Args: []string{"-addr", "127.0.0.1:99999"}, Status: 2, Stderr: `invalid value "127.0.0.1:99999" for flag -addr: port "99999": want a number`},
@@ -147,24 +119,26 @@ func TestSignal(t *testing.T) {
 			stdout, err := cmd.StdoutPipe()
 			require.NoError(t, err)
 			require.NoError(t, cmd.Start())
-			out := lines(stdout)
-			waitLine(t, out, "listening on 127.0.0.1:")
+			out := cmdtest.Lines(stdout)
+			cmdtest.WaitLine(t, out, "listening on 127.0.0.1:")
 			require.NoError(t, cmd.Process.Signal(tc.sig))
-			waitLine(t, out, "open 0  reaped 0 (idle 0, lifetime 0, write stall 0)  refused 0")
-			waitLine(t, out, "stopped")
+			cmdtest.WaitLine(t, out, "open 0  reaped 0 (idle 0, lifetime 0, write stall 0, output full 0, input full 0, shed 0, shutdown 0)  refused 0")
+			cmdtest.WaitLine(t, out, "stopped")
 			require.NoError(t, cmd.Wait())
 		})
 	}
 }
 
 // TestDescriptorLimit runs the command in child processes with a low
-// descriptor limit and dials 100 connections. Without -max-conns, and a
-// limit of 64, gnet's accept fails and stops the engine, and the command
-// must exit 1 saying so. With -max-conns 20 it refuses the excess and keeps
-// serving; the limit, 128, leaves room for the 20, the descriptors the
-// process holds besides (under 10) and a burst of 100 accepts: gnet's
-// main reactor accepts every connection waiting before an event loop's
-// OnOpen can refuse one, so a burst needs descriptors of its own.
+// descriptor limit and dials 100 connections. With -max-conns 0 and a
+// limit of 64, the default connection limit is 40 (idleconn's
+// DefaultMaxConns), which reserves 16 descriptors for a burst of
+// accepts: a burst of 100 still makes gnet's accept fail, which stops
+// the engine, and the command must exit 1 saying so. With -max-conns 20
+// and a limit of 128 it refuses the excess and keeps serving: the limit
+// leaves room for the 20, the descriptors the process holds besides (under
+// 10) and the burst, since gnet's main reactor accepts every connection
+// waiting before an event loop's OnOpen can refuse one.
 func TestDescriptorLimit(t *testing.T) {
 	if cmdtest.RunChild("idleserver", func() {
 		n, err := strconv.ParseUint(os.Getenv("IDLESERVER_TEST_NOFILE"), 10, 64)
@@ -189,8 +163,8 @@ func TestDescriptorLimit(t *testing.T) {
 			var stderr strings.Builder
 			cmd.Stderr = &stderr
 			require.NoError(t, cmd.Start())
-			out := lines(stdout)
-			addr := strings.TrimPrefix(waitLine(t, out, "listening on "), "listening on ")
+			out := cmdtest.Lines(stdout)
+			addr := strings.TrimPrefix(cmdtest.WaitLine(t, out, "listening on "), "listening on ")
 			var conns []net.Conn
 			defer func() {
 				for _, c := range conns {
@@ -213,9 +187,9 @@ func TestDescriptorLimit(t *testing.T) {
 				require.Contains(t, stderr.String(), "too many open files")
 				return
 			}
-			line := waitLine(t, out, "refused ")
+			line := cmdtest.WaitLine(t, out, "refused ")
 			for !strings.HasPrefix(line, "open 20 ") {
-				line = waitLine(t, out, "refused ")
+				line = cmdtest.WaitLine(t, out, "refused ")
 			}
 			// Still serving the connections it holds.
 			_, err = conns[0].Write([]byte("ping"))
@@ -224,7 +198,7 @@ func TestDescriptorLimit(t *testing.T) {
 			_, err = io.ReadFull(conns[0], buf)
 			require.NoError(t, err)
 			require.NoError(t, cmd.Process.Signal(syscall.SIGTERM))
-			waitLine(t, out, "stopped")
+			cmdtest.WaitLine(t, out, "stopped")
 			require.NoError(t, cmd.Wait(), "stderr: %s", &stderr)
 		})
 	}

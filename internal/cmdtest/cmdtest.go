@@ -4,11 +4,14 @@
 package cmdtest
 
 import (
+	"bufio"
 	"flag"
+	"io"
 	"os"
 	"os/exec"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -64,5 +67,36 @@ func CheckUsage(t *testing.T, test, serving string, cases []Usage) {
 		}
 		require.Equal(t, 1, strings.Count(stderr.String(), tc.Stderr), "%q: stderr:\n%s", tc.Args, &stderr)
 		require.NotContains(t, stdout.String(), serving, "%q", tc.Args)
+	}
+}
+
+// Lines returns a channel of r's lines, closed at EOF.
+func Lines(r io.Reader) <-chan string {
+	ch := make(chan string, 100)
+	go func() {
+		defer close(ch)
+		sc := bufio.NewScanner(r)
+		for sc.Scan() {
+			ch <- sc.Text()
+		}
+	}()
+	return ch
+}
+
+// WaitLine returns the first line from ch that contains want, failing t
+// if the lines end or 10 s pass first.
+func WaitLine(t *testing.T, ch <-chan string, want string) string {
+	t.Helper()
+	deadline := time.After(10 * time.Second)
+	for {
+		select {
+		case line, ok := <-ch:
+			require.True(t, ok, "output ended before a line with %q", want)
+			if strings.Contains(line, want) {
+				return line
+			}
+		case <-deadline:
+			t.Fatalf("no line with %q", want)
+		}
 	}
 }

@@ -1,0 +1,228 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"time"
+)
+
+// attackMode is a slowhttptest mode and its arguments.
+type attackMode struct {
+	name string
+	args []string // beside -c, -l and -u
+	path string   // the attacking requests' target
+}
+
+var attackModes = []attackMode{
+	{"slowloris (-H)", []string{"-H", "-i", "5", "-x", "24"}, "/"},
+	{"slow body (-B)", []string{"-B", "-i", "5", "-x", "24", "-s", "8192"}, "/"},
+	// Each connection asks for 3 x 256 KiB and reads 32 bytes every 5 s.
+	{"slow read (-X)", []string{"-X", "-k", "3", "-n", "5", "-z", "32", "-w", "512", "-y", "1024"}, "/big?kb=256"},
+}
+
+// attackServer is a server with its default flags and the plain client
+// that checks it stays usable.
+type attackServer struct {
+	name  string
+	bin   func(binaries) string
+	args  []string
+	fetch func(addr string) error // one plain request, on a new connection
+}
+
+var attackServers = []attackServer{
+	{"httpserver", func(b binaries) string { return b.httpserver }, nil, fetchHTTP},
+	{"net/http", func(b binaries) string { return b.httpserver }, []string{"-nethttp"}, fetchHTTP},
+	{"idleserver", func(b binaries) string { return b.idleserver }, nil, fetchEcho},
+}
+
+const attackConns = 2000
+
+// runAttack runs each slowhttptest mode at 2,000 connections against each
+// server while a plain client fetches in a loop.
+func runAttack(bins binaries, length time.Duration) (*results, error) {
+	r := &results{
+		file:  "httpload-attack.txt",
+		title: "Slow-client attacks: examples/httpserver, net/http and examples/idleserver",
+		settings: []string{
+			fmt.Sprintf("slowhttptest -c %d -r 400 -p 3 -l %d MODE ARGS -u http://ADDR/PATH, each mode against each server started afresh with its default flags", attackConns, int(length.Seconds())),
+			"plain client: a new connection every 10 ms for one request (HTTP GET /, or a 5-byte echo for idleserver), 5 s timeout, during the whole attack",
+			"server RSS and descriptors from /proc/PID every second; idle is before the attack",
+		},
+		notes: []string{
+			"slowhttptest's connections: from its per-second statistics (-g), the most open at once and, when it ended, how many were open and how many closed. " +
+				"net/http runs with ReadHeaderTimeout 5s, IdleTimeout 60s and WriteTimeout 20s (-write-stall 10s + the longest /delay), and no ReadTimeout: " +
+				"nothing bounds how slowly it may read a body. These are figures before idleconn's output and input bounds (issue 21).",
+		},
+	}
+	t := table{caption: "Per attack", header: []string{"server", "attack", "path", "idle RSS MiB", "peak RSS MiB", "peak - idle MiB", "peak fds",
+		"plain fetches", "success %", "plain p99 ms", "slowhttptest's connections"}}
+	for _, mode := range attackModes {
+		for _, s := range attackServers {
+			row, err := attackOnce(bins, s, mode, length)
+			if err != nil {
+				return nil, fmt.Errorf("%s, %s: %v", s.name, mode.name, err)
+			}
+			t.rows = append(t.rows, row)
+		}
+	}
+	r.tables = []table{t}
+	return r, nil
+}
+
+func attackOnce(bins binaries, s attackServer, mode attackMode, length time.Duration) ([]string, error) {
+	srv, err := start(s.name, s.bin(bins), append([]string{"-addr", "127.0.0.1:0"}, s.args...)...)
+	if err != nil {
+		return nil, err
+	}
+	defer srv.stop()
+	time.Sleep(time.Second)
+	idle, err := srv.sample()
+	if err != nil {
+		return nil, err
+	}
+
+	stop := make(chan struct{})
+	var (
+		wg        sync.WaitGroup
+		latencies []time.Duration
+		failures  int
+	)
+	wg.Add(1)
+	go func() { // the plain client
+		defer wg.Done()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-time.After(10 * time.Millisecond):
+			}
+			began := time.Now()
+			if err := s.fetch(srv.addr); err != nil {
+				failures++
+				continue
+			}
+			latencies = append(latencies, time.Since(began))
+		}
+	}()
+	peak := idle
+	sampling := make(chan struct{})
+	go func() {
+		defer close(sampling)
+		tick := time.NewTicker(time.Second)
+		defer tick.Stop()
+		for {
+			select {
+			case <-stop:
+				return
+			case <-tick.C:
+				if p, err := srv.sample(); err == nil {
+					peak.rss, peak.fds = max(peak.rss, p.rss), max(peak.fds, p.fds)
+				}
+			}
+		}
+	}()
+	stats, err := os.MkdirTemp("", "slowhttptest")
+	if err != nil {
+		return nil, err
+	}
+	defer os.RemoveAll(stats)
+	args := append(slices.Clone(mode.args), "-c", strconv.Itoa(attackConns), "-r", "400", "-p", "3", "-g", "-o", filepath.Join(stats, "run"),
+		"-l", strconv.Itoa(int(length.Seconds())), "-u", "http://"+srv.addr+mode.path)
+	out, err := exec.Command("slowhttptest", args...).CombinedOutput()
+	close(stop)
+	wg.Wait()
+	<-sampling
+	if err != nil {
+		return nil, fmt.Errorf("slowhttptest %s: %v: %s", strings.Join(args, " "), err, out)
+	}
+	end, err := attackEnd(filepath.Join(stats, "run.csv"))
+	if err != nil {
+		return nil, err
+	}
+	slices.Sort(latencies)
+	total := len(latencies) + failures
+	success := 0.0
+	if total > 0 {
+		success = 100 * float64(len(latencies)) / float64(total)
+	}
+	return []string{s.name, mode.name, mode.path, mib(idle.rss), mib(peak.rss), mib(peak.rss - idle.rss), strconv.Itoa(peak.fds),
+		strconv.Itoa(total), fmt.Sprintf("%.2f", success), ms(percentile(latencies, 99)), end}, nil
+}
+
+// attackEnd reads slowhttptest's per-second statistics (-g): the most of
+// its connections open at once and, at its end, how many were open and how
+// many the server had closed.
+func attackEnd(csv string) (string, error) {
+	data, err := os.ReadFile(csv)
+	if err != nil {
+		return "", err
+	}
+	peak, closed, connected := 0, "", ""
+	for line := range strings.Lines(string(data)) {
+		f := strings.Split(strings.TrimSpace(line), ",") // Seconds,Closed,Pending,Connected,Service Available
+		if len(f) < 4 || f[0] == "Seconds" {
+			continue
+		}
+		n, _ := strconv.Atoi(f[3])
+		peak, closed, connected = max(peak, n), f[1], f[3]
+	}
+	return fmt.Sprintf("peak %d open; at the end %s open, %s closed", peak, connected, closed), nil
+}
+
+// fetchHTTP makes one GET / on a new connection and checks it is answered
+// 200.
+func fetchHTTP(addr string) error {
+	c, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(5 * time.Second))
+	if _, err := io.WriteString(c, "GET / HTTP/1.1\r\nHost: x\r\nConnection: close\r\n\r\n"); err != nil {
+		return err
+	}
+	resp, err := http.ReadResponse(bufio.NewReader(c), nil)
+	if err != nil {
+		return err
+	}
+	defer resp.Body.Close()
+	if _, err := io.Copy(io.Discard, resp.Body); err != nil {
+		return err
+	}
+	if resp.StatusCode != http.StatusOK {
+		return fmt.Errorf("status %d", resp.StatusCode)
+	}
+	return nil
+}
+
+// fetchEcho sends 5 bytes to an echo server on a new connection and reads
+// them back.
+func fetchEcho(addr string) error {
+	c, err := net.DialTimeout("tcp", addr, 5*time.Second)
+	if err != nil {
+		return err
+	}
+	defer c.Close()
+	_ = c.SetDeadline(time.Now().Add(5 * time.Second))
+	if _, err := io.WriteString(c, "ping\n"); err != nil {
+		return err
+	}
+	buf := make([]byte, 5)
+	if _, err := io.ReadFull(c, buf); err != nil {
+		return err
+	}
+	if string(buf) != "ping\n" {
+		return fmt.Errorf("echoed %q", buf)
+	}
+	return nil
+}

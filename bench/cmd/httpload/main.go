@@ -1,0 +1,147 @@
+// Command httpload measures examples/httpserver beside the servers users
+// would pick instead, from outside, with well-known clients, and writes
+// what it measured to bench/results:
+//
+//	httpload-load.txt      wrk at 100 and 10,000 connections, keep-alive and
+//	                       Connection: close, timeouts on and off: requests/s,
+//	                       p99, the server's CPU and RSS, gnet server beside
+//	                       net/http (examples/httpserver -nethttp)
+//	httpload-attack.txt    slowhttptest -H (slowloris), -B (slow body) and -X
+//	                       (slow read) at 2,000 connections each, against
+//	                       httpserver, net/http and examples/idleserver, all
+//	                       with default flags, while a plain client fetches in
+//	                       a loop: its success rate and p99, the server's RSS
+//	                       and descriptors, sampled from /proc every second
+//	httpload-fairness-LABEL.txt   one client pipelines 1,000 /big?kb=1024 requests
+//	                       while 20 others on the same event loop fetch /:
+//	                       their p50, p99 and worst latency
+//	httpload-retention-LABEL.txt  20 keep-alive clients take a 32 MiB answer
+//	                       each and stay idle: the server's RSS over the
+//	                       following seconds
+//
+// Run it from the bench module's directory, under the measure lock, one
+// scenario at a time (-h says how long each takes):
+//
+//	flock /tmp/measure.lock go run ./cmd/httpload -scenario load
+//	flock /tmp/measure.lock go run ./cmd/httpload -scenario attack
+//	flock /tmp/measure.lock go run ./cmd/httpload -scenario fairness -label after
+//	flock /tmp/measure.lock go run ./cmd/httpload -scenario fairness -label before -rev 94549a5 -servers httpserver
+//	flock /tmp/measure.lock go run ./cmd/httpload -scenario retention -label after
+//
+// It builds the example servers from this repository (httpserver from a
+// git revision with -rev, to measure a before), runs every server and
+// client on 127.0.0.1, and raises its open-files limit to the hard limit
+// for 10,000 connections. It needs wrk and slowhttptest and installs
+// Debian's packages with apt-get when they are missing, which needs root.
+// Figures from it are "before idleconn's bounds" until issue 21 lands;
+// rerun it then.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+	"runtime"
+	"strings"
+	"syscall"
+	"time"
+)
+
+func main() {
+	scenario := flag.String("scenario", "", "load (about 7 min with the defaults), attack (about 6 min), fairness (about 1 min) or retention (about 7 min)")
+	out := flag.String("out", "", "directory of the results file (default: the bench module's results)")
+	rev := flag.String("rev", "", "build examples/httpserver from this git revision, not the working tree (fairness)")
+	label := flag.String("label", "", "fairness, retention: what this run measures (before, after), written into the results file's name")
+	servers := flag.String("servers", "httpserver,net/http", "fairness: the servers to measure (a -rev from before net/http's twin has httpserver only)")
+	duration := flag.Duration("duration", 5*time.Second, "load: length of each wrk run")
+	rounds := flag.Int("rounds", 3, "load: runs of each configuration, alternating, for medians and spread")
+	attackFor := flag.Duration("attack-for", 30*time.Second, "attack: length of each slowhttptest run")
+	flag.Usage = func() {
+		fmt.Fprintf(flag.CommandLine.Output(), "usage: go run ./cmd/httpload -scenario load|attack|fairness [flags]\n\n"+
+			"Installs wrk and slowhttptest with apt-get (as root) when missing.\n\n")
+		flag.PrintDefaults()
+	}
+	flag.Parse()
+	err := func() error {
+		if flag.NArg() > 0 {
+			return fmt.Errorf("unexpected argument %q: httpload takes flags only", flag.Arg(0))
+		}
+		root, err := repoRoot()
+		if err != nil {
+			return err
+		}
+		if *out == "" {
+			*out = filepath.Join(root, "bench", "results")
+		}
+		if err := raiseFileLimit(); err != nil {
+			return err
+		}
+		tmp, err := os.MkdirTemp("", "httpload")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(tmp)
+		bins, err := build(root, tmp, *rev)
+		if err != nil {
+			return err
+		}
+		loadBefore := loadAverage()
+		var r *results
+		switch *scenario {
+		case "load":
+			if err := need("wrk", "wrk"); err != nil {
+				return err
+			}
+			r, err = runLoad(bins, *duration, *rounds)
+		case "attack":
+			if err := need("slowhttptest", "slowhttptest"); err != nil {
+				return err
+			}
+			r, err = runAttack(bins, *attackFor)
+		case "fairness":
+			r, err = runFairness(bins, *label, strings.Split(*servers, ","))
+		case "retention":
+			r, err = runRetention(bins, *label)
+		default:
+			return fmt.Errorf("-scenario %q: want load, attack, fairness or retention", *scenario)
+		}
+		if err != nil {
+			return err
+		}
+		r.settings = append([]string{
+			"command: go run ./cmd/httpload " + strings.Join(os.Args[1:], " "),
+			"date: " + time.Now().UTC().Format(time.RFC3339),
+			fmt.Sprintf("machine: %s, %d CPUs, %s", runtime.GOOS+"/"+runtime.GOARCH, runtime.NumCPU(), runtime.Version()),
+			"httpserver: " + bins.rev,
+			// Anything else running shows here: the lock orders measurers, not every process.
+			"load average (1, 5, 15 min) before: " + loadBefore + "; after: " + loadAverage(),
+		}, r.settings...)
+		return r.write(*out)
+	}()
+	if err != nil {
+		fmt.Fprintln(os.Stderr, "httpload:", err)
+		os.Exit(1)
+	}
+}
+
+// loadAverage returns the first three fields of /proc/loadavg.
+func loadAverage() string {
+	b, err := os.ReadFile("/proc/loadavg")
+	if f := strings.Fields(string(b)); err == nil && len(f) >= 3 {
+		return strings.Join(f[:3], " ")
+	}
+	return "unknown"
+}
+
+// raiseFileLimit raises the open-files limit to the hard limit, for this
+// process and the servers and clients it starts: 10,000 connections need
+// as many descriptors on each side.
+func raiseFileLimit() error {
+	var lim syscall.Rlimit
+	if err := syscall.Getrlimit(syscall.RLIMIT_NOFILE, &lim); err != nil {
+		return err
+	}
+	lim.Cur = lim.Max
+	return syscall.Setrlimit(syscall.RLIMIT_NOFILE, &lim)
+}

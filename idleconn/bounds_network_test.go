@@ -1,0 +1,360 @@
+package idleconn
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"strconv"
+	"sync"
+	"sync/atomic"
+	"testing"
+	"time"
+
+	"github.com/panjf2000/gnet/v2"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// Real gnet servers on 127.0.0.1 under the clients each bound is for: a
+// reader slower than the server writes, one that drains too slowly, a
+// flood of input, a close after a large answer, and a shutdown with
+// requests in flight.
+
+// answerServer answers requests, each a line "N\n", with N KiB of 'x' and
+// a newline, in order, however many are pipelined: the way a keep-alive
+// protocol server answers. It writes only while Writable says so, a
+// 64 KiB chunk at a time, and goes on from OnWritable, so its pending
+// output stays near the high-water mark. With delay set an answer waits
+// that long first, on a connection Timer; with whole set it writes each
+// answer in one Write, as a naive server does; with closeAfter set the answer
+// ends the connection (CloseAfterFlush), as every answer does once
+// Shutdown has begun; with ignore set it reads nothing, as a server
+// waiting on something else before it reads on. Like any keep-alive
+// server it turns its idle timeout off while it answers, which marks the
+// connection busy for Shutdown.
+type answerServer struct {
+	echoServer
+	h          *Handler
+	delay      time.Duration
+	closeAfter bool
+	ignore     bool
+	whole      bool         // writes each answer at once, not as Writable allows
+	maxPending atomic.Int64 // the most output pending after a callback
+	reasons    []Reason     // of the connections reaped, under mu
+}
+
+func (s *answerServer) onReap(_ gnet.Conn, why Reason) {
+	s.mu.Lock()
+	s.reasons = append(s.reasons, why)
+	s.mu.Unlock()
+}
+
+func (s *answerServer) reaped() []Reason {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return append([]Reason(nil), s.reasons...)
+}
+
+// answer is the state of a connection's answer in progress.
+type answer struct {
+	left    int  // bytes of 'x' still to write
+	active  bool // an answer is being written
+	waiting bool // its delay runs
+	timer   Timer
+}
+
+var answerChunk = bytes.Repeat([]byte{'x'}, 64<<10)
+
+func (s *answerServer) OnOpen(c gnet.Conn) ([]byte, gnet.Action) {
+	_, a := s.echoServer.OnOpen(c)
+	c.SetContext(&answer{})
+	return nil, a
+}
+
+func (s *answerServer) OnTraffic(c gnet.Conn) gnet.Action {
+	if !s.ignore {
+		s.pump(c)
+	}
+	return gnet.None
+}
+
+// pump writes what it may of the answers c's requests ask for.
+func (s *answerServer) pump(c gnet.Conn) {
+	a := c.Context().(*answer)
+	defer func() {
+		p := int64(c.OutboundBuffered())
+		for old := s.maxPending.Load(); p > old && !s.maxPending.CompareAndSwap(old, p); old = s.maxPending.Load() {
+		}
+	}()
+	for !a.waiting && s.h.Writable(c) {
+		switch {
+		case a.left > 0 && s.whole:
+			_, _ = c.Write(bytes.Repeat([]byte{'x'}, a.left))
+			a.left = 0
+		case a.left > 0:
+			n := min(a.left, len(answerChunk))
+			_, _ = c.Write(answerChunk[:n])
+			a.left -= n
+		case a.active:
+			_, _ = c.Write([]byte{'\n'})
+			a.active = false
+			if s.closeAfter || s.h.ShuttingDown() {
+				s.h.CloseAfterFlush(c)
+				return
+			}
+			s.h.SetIdleTimeout(c, s.h.cfg.resolution*8)
+		default:
+			buf, _ := c.Peek(-1)
+			i := bytes.IndexByte(buf, '\n')
+			if i < 0 {
+				return
+			}
+			kb, err := strconv.Atoi(string(buf[:i]))
+			_, _ = c.Discard(i + 1)
+			if err != nil {
+				_ = c.Close()
+				return
+			}
+			a.left, a.active = kb<<10, true
+			s.h.SetIdleTimeout(c, 0)
+			if s.delay > 0 {
+				a.waiting = true
+				s.h.ConnTimer(c, &a.timer, s.delay, 0, func(c gnet.Conn) {
+					a.waiting = false
+					s.pump(c)
+				})
+			}
+		}
+	}
+}
+
+// serveAnswers runs an answerServer with opts on two loops and returns it
+// and its address.
+func serveAnswers(t *testing.T, s *answerServer, opts Options) string {
+	t.Helper()
+	opts.OnWritable = s.pump
+	opts.OnReap = s.onReap
+	h, err := New(s, opts)
+	require.NoError(t, err)
+	s.h = h
+	return serve(t, &s.echoServer, h, 2)
+}
+
+// readAnswers reads n answers of kb KiB each from r, at most rate bytes a
+// second if rate is positive, and returns the error that stopped it.
+func readAnswers(r io.Reader, n, kb, rate int) error {
+	want := n * (kb<<10 + 1)
+	buf := make([]byte, 16<<10)
+	start := time.Now()
+	for got := 0; got < want; {
+		m, err := r.Read(buf[:min(len(buf), want-got)])
+		got += m
+		if err != nil {
+			return fmt.Errorf("after %d of %d bytes: %w", got, want, err)
+		}
+		if rate > 0 {
+			if ahead := time.Duration(got)*time.Second/time.Duration(rate) - time.Since(start); ahead > 0 {
+				time.Sleep(ahead)
+			}
+		}
+	}
+	return nil
+}
+
+// TestSlowReaderNetwork checks that a client that pipelines far more
+// requests than it reads cannot grow the server's pending output beyond
+// its high-water mark and a chunk, while it reads slowly but steadily (it
+// is not closed) and while a fast client's pipelined answers flow.
+func TestSlowReaderNetwork(t *testing.T) {
+	s := &answerServer{}
+	out := OutputLimit{Max: 1 << 20, High: 64 << 10, Low: 32 << 10}
+	addr := serveAnswers(t, s, Options{Timeout: 5 * time.Second, WriteStallTimeout: 2 * time.Second, Output: out})
+
+	slow, err := net.Dial("tcp", addr)
+	require.NoError(t, err)
+	defer slow.Close()
+	_ = slow.(*net.TCPConn).SetReadBuffer(64 << 10)
+	// 2,000 answers of 64 KiB, 125 MiB, asked for at once; read at 2 MiB/s
+	// for two seconds.
+	_, err = slow.Write(bytes.Repeat([]byte("64\n"), 2000))
+	require.NoError(t, err)
+	require.NoError(t, readAnswers(slow, 64, 64, 2<<20))
+
+	fast, err := net.Dial("tcp", addr)
+	require.NoError(t, err)
+	defer fast.Close()
+	start := time.Now()
+	_, err = fast.Write(bytes.Repeat([]byte("256\n"), 400)) // 100 MiB
+	require.NoError(t, err)
+	require.NoError(t, readAnswers(fast, 400, 256, 0))
+	t.Logf("fast reader: 100 MiB of pipelined answers in %v", time.Since(start))
+
+	require.Empty(t, s.reaped(), "neither client is closed")
+	pending := s.maxPending.Load()
+	t.Logf("most output pending: %d KiB", pending>>10)
+	require.LessOrEqual(t, pending, int64(out.High+len(answerChunk)+1))
+}
+
+// TestDrainRateNetwork checks that a client reading below MinDrainRate
+// is closed, reason SlowDrain, after about a DrainWindow, while one
+// reading as fast as it can is served.
+func TestDrainRateNetwork(t *testing.T) {
+	s := &answerServer{}
+	addr := serveAnswers(t, s, Options{Timeout: 10 * time.Second, Resolution: 100 * time.Millisecond, MinDrainRate: 256 << 10, DrainWindow: 500 * time.Millisecond})
+	dial := func() net.Conn {
+		conn, err := net.Dial("tcp", addr)
+		require.NoError(t, err)
+		_ = conn.(*net.TCPConn).SetReadBuffer(64 << 10)
+		_, err = conn.Write([]byte("8192\n")) // 8 MiB
+		require.NoError(t, err)
+		return conn
+	}
+
+	fast := dial()
+	require.NoError(t, readAnswers(fast, 1, 8192, 0))
+	_ = fast.Close()
+	require.Empty(t, s.reaped())
+
+	slow := dial()
+	defer slow.Close()
+	go func() { _ = readAnswers(slow, 1, 8192, 64<<10) }()
+	// After a close the kernel still delivers what it holds, at the
+	// reader's pace: the server's record says when it closed.
+	waitFor(t, 10*time.Second, "the slow reader reaped", func() bool { return len(s.reaped()) > 0 })
+	require.Equal(t, []Reason{SlowDrain}, s.reaped())
+}
+
+// TestInputFloodNetwork checks that a client sending faster than the
+// server consumes (here, never) is closed, reason InputFull, once the
+// unconsumed input passes MaxInput, and that what the server held stays
+// near it.
+func TestInputFloodNetwork(t *testing.T) {
+	const maxInput = 256 << 10
+	s := &answerServer{ignore: true}
+	addr := serveAnswers(t, s, Options{Timeout: 10 * time.Second, MaxInput: maxInput})
+	conn, err := net.Dial("tcp", addr)
+	require.NoError(t, err)
+	defer conn.Close()
+	junk := make([]byte, 64<<10)
+	sent := 0
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); {
+		if _, err := conn.Write(junk); err != nil {
+			break
+		}
+		sent += len(junk)
+	}
+	waitFor(t, 5*time.Second, "the flood reaped", func() bool { return len(s.reaped()) > 0 })
+	require.Equal(t, []Reason{InputFull}, s.reaped())
+	t.Logf("sent %d KiB before the close", sent>>10)
+	// What the kernel's buffers took besides: at most a few MiB here.
+	require.Less(t, sent, 64<<20, "the flood went on")
+}
+
+// TestCloseAfterFlushNetwork checks that answers that end their
+// connection arrive whole, followed by a clean end of stream, even when
+// the client has sent more after its request: the lingering close shuts
+// the write side and discards the rest, where a plain close (c.Close, or
+// gnet.Close from OnTraffic) drops what the socket would not take at once
+// and resets the connection, destroying the answer's unread tail: with
+// one in place of CloseAfterFlush this test fails every run.
+func TestCloseAfterFlushNetwork(t *testing.T) {
+	s := &answerServer{closeAfter: true, whole: true}
+	addr := serveAnswers(t, s, Options{Timeout: 5 * time.Second, WriteStallTimeout: 2 * time.Second,
+		Output: OutputLimit{Max: 64 << 20, High: 64 << 20, Low: 1}})
+	const kb = 8 << 10 // 8 MiB, more than the socket buffers hold
+	for i := range 10 {
+		conn, err := net.Dial("tcp", addr)
+		require.NoError(t, err)
+		// The request; once the answer has begun, a second request the
+		// server will not answer, which reaches its socket unread.
+		_, err = conn.Write([]byte(strconv.Itoa(kb) + "\n"))
+		require.NoError(t, err)
+		head := make([]byte, 1<<20)
+		_, err = io.ReadFull(conn, head)
+		require.NoError(t, err)
+		_, err = conn.Write([]byte("1\n"))
+		require.NoError(t, err)
+		time.Sleep(20 * time.Millisecond) // the server has written all it can
+		require.NoError(t, readAnswers(conn, 1, kb-1<<10, 0), "answer %d", i)
+		_ = conn.SetReadDeadline(time.Now().Add(5 * time.Second))
+		n, err := conn.Read(make([]byte, 1))
+		require.Zero(t, n)
+		require.ErrorIs(t, err, io.EOF, "answer %d: a clean end of stream", i)
+		_ = conn.Close()
+	}
+	waitFor(t, 5*time.Second, "all closed", func() bool {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return s.closes == 10
+	})
+	require.Empty(t, s.reaped(), "every peer closed first")
+}
+
+// TestGracefulShutdownNetwork checks Shutdown with requests in flight:
+// every request is answered whole, connections opened meanwhile are
+// refused, and Shutdown returns nil once all have closed.
+func TestGracefulShutdownNetwork(t *testing.T) {
+	s := &answerServer{delay: 300 * time.Millisecond}
+	addr := serveAnswers(t, s, Options{Timeout: 5 * time.Second})
+	const clients = 50
+	var wg sync.WaitGroup
+	errs := make(chan error, clients)
+	started := make(chan struct{}, clients)
+	for range clients {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			conn, err := net.Dial("tcp", addr)
+			if err != nil {
+				errs <- err
+				return
+			}
+			defer conn.Close()
+			_, err = conn.Write([]byte("16\n"))
+			started <- struct{}{}
+			if err == nil {
+				err = readAnswers(conn, 1, 16, 0)
+			}
+			errs <- err
+		}()
+	}
+	for range clients {
+		<-started
+	}
+	waitFor(t, 5*time.Second, "all open", func() bool { return s.h.Stats().Tracked == clients })
+	done := make(chan error, 1)
+	ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
+	defer cancel()
+	go func() { done <- s.h.Shutdown(ctx) }()
+	waitFor(t, time.Second, "shutting down", s.h.ShuttingDown)
+
+	late, err := net.Dial("tcp", addr)
+	require.NoError(t, err)
+	_ = late.SetReadDeadline(time.Now().Add(5 * time.Second))
+	_, err = late.Read(make([]byte, 1))
+	require.True(t, errors.Is(err, io.EOF) || isReset(err), "refused: %v", err)
+	_ = late.Close()
+
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		assert.NoError(t, err)
+	}
+	select {
+	case err := <-done:
+		require.NoError(t, err)
+	case <-time.After(5 * time.Second):
+		t.Fatal("Shutdown did not return")
+	}
+	require.Equal(t, uint64(1), s.h.Stats().Refused)
+}
+
+// isReset reports whether err is a connection reset.
+func isReset(err error) bool {
+	var op *net.OpError
+	return errors.As(err, &op) && op.Err != nil && (op.Err.Error() == "read: connection reset by peer" ||
+		bytes.Contains([]byte(op.Err.Error()), []byte("reset")))
+}

@@ -1,0 +1,705 @@
+package idleconn
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+	"time"
+
+	"github.com/packwheel/packwheel"
+	"github.com/panjf2000/gnet/v2"
+	"github.com/stretchr/testify/assert"
+	"github.com/stretchr/testify/require"
+)
+
+// Fake-clock tests of the bounds on memory and of the ways to close:
+// output (Max, water marks), input, drain rate, lingering close, graceful
+// shutdown and overload. limitOpts' tick is 5ms, so polls (from 1ms) run
+// between ticks.
+
+// writer is a wrapped handler whose OnTraffic writes add bytes that stay
+// pending, consumes take bytes of input, and counts its calls.
+type writer struct {
+	gnet.BuiltinEventEngine
+	add, take int32
+	calls     int
+}
+
+func (w *writer) OnTraffic(c gnet.Conn) gnet.Action {
+	w.calls++
+	fc := c.(*fakeConn)
+	fc.out += w.add
+	fc.in -= min(w.take, fc.in)
+	return gnet.None
+}
+
+// traffic delivers data to c as gnet does: OnTraffic, then the close it
+// asks for.
+func (f *fakeServer) traffic(c *fakeConn) gnet.Action {
+	action := f.h.OnTraffic(c)
+	if action == gnet.Close {
+		_ = c.loop.Close(c)
+	}
+	return action
+}
+
+// runFor advances f's clock by d in quarter-tick steps, waking the driver
+// and running l's runnables at each, calling each (if not nil) first.
+func (f *fakeServer) runFor(l *fakeLoop, d time.Duration, each func(elapsed time.Duration)) {
+	start := f.clk.t
+	step := f.h.cfg.tick / 4
+	for f.clk.t.Sub(start) < d {
+		f.clk.t = f.clk.t.Add(step)
+		if each != nil {
+			each(f.clk.t.Sub(start))
+		}
+		f.h.wake(f.clk.t)
+		l.runQueued()
+	}
+}
+
+// TestOutputFull checks that output pending beyond Max closes the
+// connection, reason OutputFull, wherever the package looks: on the data
+// path after the handler wrote, before it (a write made elsewhere), when
+// the timer fires while output is pending, and per connection.
+func TestOutputFull(t *testing.T) {
+	opts := limitOpts
+	opts.Output = OutputLimit{Max: 1000, High: 500, Low: 100}
+	w := &writer{}
+	f := newFakeServer(t, w, opts)
+	l := f.loop()
+
+	c := openFake(f.h, l, 3)
+	w.add = 1000
+	require.Equal(t, gnet.None, f.traffic(c), "at Max: kept")
+	w.add = 1
+	require.Equal(t, gnet.Close, f.traffic(c), "the handler's write passes Max")
+	require.Equal(t, []Reason{OutputFull}, f.reap)
+
+	// A write from elsewhere, seen before the handler runs.
+	w.add = 0
+	c = openFake(f.h, l, 3)
+	c.out = 10
+	f.traffic(c)
+	c.out = 2000
+	require.Equal(t, gnet.Close, f.traffic(c))
+	require.Equal(t, 3, w.calls, "the handler is not called for a connection over Max")
+
+	// And seen by the timer, which looks each tick while output is pending.
+	c = openFake(f.h, l, 3)
+	c.out = 10
+	f.traffic(c)
+	c.out = 1001
+	got := f.closeAfter(c, l, time.Second, nil)
+	require.Positive(t, got)
+	require.LessOrEqual(t, got, f.h.cfg.tick+f.h.cfg.tick/4, "within a tick")
+	require.Equal(t, []Reason{OutputFull, OutputFull, OutputFull}, f.reap)
+
+	// Per connection.
+	c = openFake(f.h, l, 3)
+	require.True(t, f.h.SetOutputLimit(c, OutputLimit{Max: 5000, High: 4000, Low: 10}))
+	w.add = 4500
+	require.Equal(t, gnet.None, f.traffic(c))
+	require.True(t, f.h.SetOutputLimit(c, OutputLimit{}), "back to the Handler's")
+	require.Equal(t, gnet.Close, f.traffic(c))
+	require.Equal(t, 4, int(f.h.Stats().Reaped(OutputFull)))
+}
+
+// TestWritable checks the water marks: Writable turns false above High
+// and true again at Low, and OnWritable is called once per such period,
+// within two polls of the drain, unless Writable told the handler first.
+func TestWritable(t *testing.T) {
+	opts := limitOpts
+	opts.Output = OutputLimit{Max: 1 << 20, High: 1000, Low: 200}
+	var writable []time.Time // when OnWritable was called
+	var f *fakeServer
+	opts.OnWritable = func(gnet.Conn) { writable = append(writable, f.clk.t) }
+	w := &writer{}
+	f = newFakeServer(t, w, opts)
+	l := f.loop()
+	c := openFake(f.h, l, 3)
+	require.True(t, f.h.Writable(c))
+
+	w.add = 1500
+	f.traffic(c)
+	require.False(t, f.h.Writable(c), "above High")
+	c.out = 500
+	require.False(t, f.h.Writable(c), "drained, not yet to Low")
+	c.out = 200
+	require.True(t, f.h.Writable(c), "at Low")
+	require.Empty(t, writable, "Writable said so: no call")
+
+	// Drained with no traffic: a poll sees it and calls OnWritable.
+	c.out = 0
+	f.traffic(c) // writes 1500 again
+	require.False(t, f.h.Writable(c))
+	var drained time.Time
+	f.runFor(l, 50*time.Millisecond, func(elapsed time.Duration) {
+		if elapsed >= 3*time.Millisecond && drained.IsZero() {
+			c.out, drained = 100, f.clk.t
+		}
+	})
+	require.Len(t, writable, 1)
+	assert.LessOrEqual(t, writable[0].Sub(drained), 2*pollFirst+f.h.cfg.tick/4, "within two polls")
+	require.True(t, f.h.Writable(c))
+
+	// A slow drain: polls back off to the tick, which still sees it.
+	w.add = 2000
+	f.traffic(c)
+	f.runFor(l, 200*time.Millisecond, nil)
+	require.Len(t, writable, 1)
+	require.Empty(t, f.h.loops.all()[0].polls, "polls stop at the tick")
+	c.out = 0
+	f.runFor(l, f.h.cfg.tick+f.h.cfg.tick/4, nil)
+	require.Len(t, writable, 2, "the tick's look")
+
+	// Drained by the time data comes: OnWritable before the handler.
+	w.add = 2000
+	f.traffic(c)
+	c.out, w.add = 0, 0
+	calls := w.calls
+	f.traffic(c)
+	require.Len(t, writable, 3)
+	require.Equal(t, calls+1, w.calls)
+
+	// OnWritable that untracks the connection: the data that came is
+	// still the wrapped handler's.
+	w.add = 2000
+	f.traffic(c)
+	c.out, w.add = 0, 0
+	untrack := f.h.cfg.onWritable
+	f.h.cfg.onWritable = func(c gnet.Conn) { f.h.Untrack(c) }
+	calls = w.calls
+	f.traffic(c)
+	require.Equal(t, calls+1, w.calls)
+	require.Nil(t, f.slot(c))
+	f.h.cfg.onWritable = untrack
+
+	// A connection not tracked is compared with the Handler's High.
+	require.NoError(t, l.Close(c))
+	c.out = 1001
+	require.False(t, f.h.Writable(c))
+	require.False(t, f.h.SetOutputLimit(c, OutputLimit{Max: 1, High: 1, Low: 1}))
+}
+
+// TestInputFull checks that unconsumed input beyond MaxInput closes the
+// connection after the handler ran, reason InputFull, and its default.
+func TestInputFull(t *testing.T) {
+	opts := limitOpts
+	opts.MaxInput = 1000
+	w := &writer{}
+	f := newFakeServer(t, w, opts)
+	l := f.loop()
+	c := openFake(f.h, l, 3)
+	c.in = 1000
+	require.Equal(t, gnet.None, f.traffic(c), "at MaxInput: kept")
+	c.in, w.take = 5000, 4000
+	require.Equal(t, gnet.None, f.traffic(c), "consumed down to MaxInput")
+	c.in, w.take = 1001, 0
+	require.Equal(t, gnet.Close, f.traffic(c))
+	require.Equal(t, []Reason{InputFull}, f.reap)
+
+	g := newFakeServer(t, w, limitOpts)
+	require.Equal(t, DefaultMaxInput, g.h.cfg.maxInput)
+}
+
+// TestDrainRate checks MinDrainRate: a connection draining below the
+// rate is closed at the end of a window, never before a whole window has
+// passed and at most Resolution after; one draining at the rate never is;
+// growth the package did not see restarts the window.
+func TestDrainRate(t *testing.T) {
+	opts := limitOpts
+	opts.MinDrainRate, opts.DrainWindow = 1000, 100*time.Millisecond // 100 bytes a window
+	w := &writer{}
+	f := newFakeServer(t, w, opts)
+	l := f.loop()
+
+	// Half the rate: 25 bytes every 50ms, from the write on.
+	c := openFake(f.h, l, 3)
+	w.add = 100_000
+	f.traffic(c)
+	got := f.closeAfter(c, l, time.Second, func(elapsed time.Duration) {
+		if elapsed%(50*time.Millisecond) == 0 {
+			c.out -= 25
+		}
+	})
+	requireWithin(t, f.h, got, opts.DrainWindow, "slow drain")
+	require.Equal(t, []Reason{SlowDrain}, f.reap)
+
+	// At the rate: 10 bytes every 10ms, for a second.
+	c = openFake(f.h, l, 3)
+	f.traffic(c)
+	got = f.closeAfter(c, l, time.Second, func(elapsed time.Duration) {
+		if elapsed%(10*time.Millisecond) == 0 {
+			c.out -= 10
+		}
+	})
+	require.Equal(t, -time.Duration(1), got, "at the rate")
+	require.NoError(t, l.Close(c))
+
+	// Slow, but the output grows from elsewhere every 80ms from 40ms on:
+	// each growth hides what drained, so the window starts again.
+	c = openFake(f.h, l, 4)
+	f.traffic(c)
+	got = f.closeAfter(c, l, time.Second, func(elapsed time.Duration) {
+		switch {
+		case elapsed%(80*time.Millisecond) == 40*time.Millisecond:
+			c.out += 1000
+		case elapsed%(30*time.Millisecond) == 0:
+			c.out -= 1
+		}
+	})
+	require.Equal(t, -time.Duration(1), got, "growth unseen restarts the window: %v", f.reap)
+
+	// Emptied: no window while nothing is pending.
+	c.out, w.add = 0, 0
+	require.Equal(t, -time.Duration(1), f.closeAfter(c, l, 500*time.Millisecond, f.every(c, 50*time.Millisecond)))
+	require.Equal(t, []Reason{SlowDrain}, f.reap)
+}
+
+// TestIdleCountsOutputRead checks that a peer reading pending output is
+// active for the idle timeout, though it sends nothing.
+func TestIdleCountsOutputRead(t *testing.T) {
+	w := &writer{add: 10_000}
+	f := newFakeServer(t, w, Options{Timeout: 100 * time.Millisecond, Resolution: 20 * time.Millisecond})
+	l := f.loop()
+	c := openFake(f.h, l, 3)
+	f.traffic(c)
+	got := f.closeAfter(c, l, 500*time.Millisecond, func(elapsed time.Duration) {
+		if elapsed%(50*time.Millisecond) == 0 {
+			c.out -= 100
+		}
+	})
+	require.Equal(t, -time.Duration(1), got, "reading")
+	requireWithin(t, f.h, f.closeAfter(c, l, time.Second, nil), 100*time.Millisecond, "stopped reading")
+	require.Equal(t, []Reason{Idle}, f.reap)
+}
+
+// shutdowns records the write sides a fake server shut.
+func (f *fakeServer) recordShutdowns(fail bool) *[]int {
+	var fds []int
+	f.h.shutdownWrite = func(fd int) error {
+		fds = append(fds, fd)
+		if fail {
+			return errors.New("not connected")
+		}
+		return nil
+	}
+	return &fds
+}
+
+// TestCloseAfterFlush checks the lingering close: the wrapped handler
+// hears no more traffic, input is discarded, the write side is shut once
+// the output has drained (within two polls), and the connection closes
+// when its peer does, or at Linger, or when its output stalls.
+func TestCloseAfterFlush(t *testing.T) {
+	opts := limitOpts
+	opts.Linger = 200 * time.Millisecond
+	w := &writer{}
+	f := newFakeServer(t, w, opts)
+	shut := f.recordShutdowns(false)
+	l := f.loop()
+
+	// Output pending, drained by a peer that then closes.
+	c := openFake(f.h, l, 3)
+	w.add = 5000
+	f.traffic(c)
+	require.True(t, f.h.CloseAfterFlush(c))
+	require.True(t, f.h.CloseAfterFlush(c), "twice is once")
+	calls := w.calls
+	c.in = 300
+	require.Equal(t, gnet.None, f.traffic(c))
+	require.Equal(t, calls, w.calls, "the handler hears nothing more")
+	require.Zero(t, c.in, "input is discarded")
+	var drained time.Time
+	f.runFor(l, 30*time.Millisecond, func(elapsed time.Duration) {
+		if elapsed >= 10*time.Millisecond && drained.IsZero() {
+			c.out, drained = 0, f.clk.t
+		}
+	})
+	require.Equal(t, []int{3}, *shut)
+	require.True(t, c.open, "lingering")
+	require.NoError(t, l.Close(c)) // the peer read the end and closed
+	f.runFor(l, time.Second, nil)
+	require.Empty(t, f.reap)
+
+	// Nothing pending: shut at once; a peer that never closes goes at
+	// Linger.
+	c = openFake(f.h, l, 4)
+	require.True(t, f.h.CloseAfterFlush(c))
+	require.Equal(t, []int{3, 4}, *shut)
+	requireWithin(t, f.h, f.closeAfter(c, l, time.Second, nil), opts.Linger, "linger")
+	require.Equal(t, []Reason{Linger}, f.reap)
+
+	// Output that never drains: bounded by the idle timeout (1s) as a
+	// stall timeout, since WriteStallTimeout is off.
+	c = openFake(f.h, l, 5)
+	w.add = 100
+	f.traffic(c)
+	require.True(t, f.h.CloseAfterFlush(c))
+	requireWithin(t, f.h, f.closeAfter(c, l, 2*time.Second, f.every(c, 10*time.Millisecond)), time.Second, "stalled flush")
+	require.Equal(t, []Reason{Linger, WriteStall}, f.reap)
+	require.Equal(t, []int{3, 4}, *shut)
+
+	// A write side that cannot be shut: closed at the next run.
+	g := newFakeServer(t, &writer{}, opts)
+	g.recordShutdowns(true)
+	gl := g.loop()
+	c = openFake(g.h, gl, 3)
+	require.True(t, g.h.CloseAfterFlush(c))
+	got := g.closeAfter(c, gl, time.Second, nil)
+	require.LessOrEqual(t, got, g.h.cfg.tick+g.h.cfg.tick/4)
+	require.Equal(t, []Reason{Linger}, g.reap)
+	require.False(t, g.h.CloseAfterFlush(c), "not tracked")
+}
+
+// TestGracefulShutdown checks Shutdown: new connections are refused, those
+// between requests close at once, the others as they finish, and Shutdown
+// returns nil when all have gone; with its context ended it closes the
+// rest, reason Shutdown, and returns the context's error.
+func TestGracefulShutdown(t *testing.T) {
+	var refused int
+	opts := limitOpts
+	opts.OnRefuse = func(gnet.Conn) { refused++ }
+	w := &writer{}
+	f := newFakeServer(t, w, opts)
+	l := f.loop()
+	idle := openFake(f.h, l, 3)
+	busy := openFake(f.h, l, 4)
+	f.h.SetIdleTimeout(busy, 0) // answering a request
+	writing := openFake(f.h, l, 5)
+	w.add = 100
+	f.traffic(writing)
+	deadline := openFake(f.h, l, 6)
+	f.h.SetDeadline(deadline, f.clk.t.Add(time.Hour)) // a request head is coming
+
+	require.False(t, f.h.ShuttingDown())
+	done := make(chan error, 1)
+	go func() { done <- f.h.Shutdown(context.Background()) }()
+	require.Eventually(t, f.h.ShuttingDown, time.Second, time.Millisecond)
+	late := &fakeConn{fd: 7, loop: l, open: true}
+	_, action := f.h.OnOpen(late)
+	require.Equal(t, gnet.Close, action, "refused once Shutdown has begun")
+	require.NoError(t, l.Close(late))
+	require.Equal(t, 1, refused)
+
+	f.runFor(l, f.h.cfg.tick, nil)
+	require.False(t, idle.open, "between requests: closed at once")
+	require.True(t, busy.open && writing.open && deadline.open)
+	f.h.SetIdleTimeout(busy, time.Second) // its answer written
+	writing.out = 0
+	f.h.SetDeadline(deadline, time.Time{})
+	f.runFor(l, 2*f.h.cfg.tick, nil)
+	require.False(t, busy.open || writing.open || deadline.open, "closed as they finish")
+	select {
+	case err := <-done:
+		require.NoError(t, err)
+	case <-time.After(5 * time.Second):
+		t.Fatal("Shutdown did not return once every connection closed")
+	}
+	require.Equal(t, []Reason{Shed, Shed, Shed, Shed}, f.reap)
+
+	// A request that outlasts the context.
+	g := newFakeServer(t, w, opts)
+	gl := g.loop()
+	stuck := openFake(g.h, gl, 3)
+	g.h.SetIdleTimeout(stuck, 0)
+	ctx, cancel := context.WithCancel(context.Background())
+	go func() { done <- g.h.Shutdown(ctx) }()
+	require.Eventually(t, g.h.ShuttingDown, time.Second, time.Millisecond)
+	g.runFor(gl, 10*g.h.cfg.tick, nil)
+	require.True(t, stuck.open)
+	cancel()
+	select {
+	case err := <-done:
+		require.ErrorIs(t, err, context.Canceled)
+	case <-time.After(5 * time.Second):
+		t.Fatal("Shutdown did not return at its context's end")
+	}
+	g.runFor(gl, g.h.cfg.tick, nil)
+	require.False(t, stuck.open)
+	require.Equal(t, []Reason{Shutdown}, g.reap)
+
+	// The next engine starts afresh.
+	g.h.OnShutdown(gnet.Engine{})
+	g.h.OnBoot(gnet.Engine{})
+	require.False(t, g.h.ShuttingDown())
+	require.NotNil(t, g.slot(openFake(g.h, gl, 3)))
+}
+
+// TestOverload checks that idle timeouts shrink as connections near
+// MaxConns: never below the floor, the idlest shed first, a busy
+// connection kept, and Stats.IdleScale.
+func TestOverload(t *testing.T) {
+	opts := Options{Timeout: time.Second, Resolution: 20 * time.Millisecond, MaxConns: 100,
+		Overload: Overload{Start: 0.5, Floor: 100 * time.Millisecond}}
+	f := newFakeServer(t, &nopHandler{}, opts)
+	l := f.loop()
+	var conns []*fakeConn
+	for fd := range 60 {
+		conns = append(conns, openFake(f.h, l, 10+fd))
+	}
+	require.InDelta(t, 0.8, f.h.Stats().IdleScale, 1e-9)
+	// Each connection's idle timeout is 100ms + 0.8*900ms = 820ms.
+	chatty := conns[0]
+	var first time.Duration
+	start := f.clk.t
+	f.runFor(l, 100*time.Millisecond, f.every(chatty, 20*time.Millisecond))
+	for fd := range 40 { // fill up: the scale falls to 0
+		conns = append(conns, openFake(f.h, l, 100+fd))
+	}
+	require.Equal(t, float64(0), f.h.Stats().IdleScale)
+	f.runFor(l, 800*time.Millisecond, func(elapsed time.Duration) {
+		f.every(chatty, 20*time.Millisecond)(elapsed)
+		if first == 0 && f.h.Stats().Reaped(Idle) > 0 {
+			first = f.clk.t.Sub(start)
+		}
+	})
+	require.GreaterOrEqual(t, first, opts.Overload.Floor, "never below the floor")
+	// The first sixty were idle longest and went first; the scale rose as
+	// they went, sparing the forty opened last, and the chatty one.
+	require.True(t, chatty.open)
+	for _, c := range conns[60:] {
+		require.True(t, c.open)
+	}
+	reaped := int(f.h.Stats().Reaped(Idle))
+	require.Equal(t, 59, reaped)
+	require.Equal(t, float64(1), f.h.Stats().IdleScale, "41 open: below Start")
+}
+
+// TestBoundsZeroAllocs checks that the calls the bounds add, and the data
+// path with output pending, allocate nothing once warm.
+func TestBoundsZeroAllocs(t *testing.T) {
+	opts := limitOpts
+	opts.MinDrainRate = 1
+	opts.Output = OutputLimit{Max: 1 << 30, High: 1000, Low: 500}
+	opts.OnWritable = func(gnet.Conn) {}
+	w := &writer{add: 10}
+	f := newFakeServer(t, w, opts)
+	f.recordShutdowns(false)
+	l := f.loop()
+	c := openFake(f.h, l, 3)
+	d := openFake(f.h, l, 4)
+	lim := OutputLimit{Max: 1 << 20, High: 2000, Low: 100}
+	step := func() {
+		f.traffic(c)
+		c.out -= 5
+		f.h.Writable(c)
+		f.h.SetOutputLimit(c, lim)
+		if c.out > 3000 {
+			c.out = 0 // drained: writable again, through a poll
+		}
+		f.runFor(l, f.h.cfg.tick/4, nil)
+	}
+	linger := func() {
+		f.h.CloseAfterFlush(d)
+		_ = l.Close(d)
+		f.h.OnOpen(d)
+		d.open = true
+	}
+	for range 1000 {
+		step()
+		linger()
+	}
+	assert.Zero(t, testing.AllocsPerRun(1000, step), "traffic with output pending, Writable, SetOutputLimit, polls")
+	assert.Zero(t, testing.AllocsPerRun(1000, linger), "CloseAfterFlush")
+	assert.Zero(t, testing.AllocsPerRun(1000, func() { _ = f.h.ShuttingDown(); _ = f.h.Stats() }), "ShuttingDown, Stats")
+}
+
+// simPeer is one connection of TestOutputBoundsRandom: how its peer
+// behaves, and what happened to it, as the reference sees it.
+type simPeer struct {
+	*fakeConn
+	add      int32         // what the server writes per request
+	every    time.Duration // between requests; 0 for none
+	rate     int           // bytes the peer reads a second, until stallAt
+	stallAt  time.Duration // when it stops reading
+	nextSend time.Duration
+	carry    int // read credit below a byte
+	// The reference's record: the latest data, the latest drain, when
+	// output last was empty, and every drain (time, bytes) of the last
+	// windows.
+	lastData, lastDrain, lastEmpty time.Duration
+	drains                         []drainEvent
+	closedAt                       time.Duration
+	why                            Reason
+	closedOut                      int32 // pending when closed
+}
+
+type drainEvent struct {
+	at    time.Duration
+	bytes int
+}
+
+// simWriter is the wrapped handler of TestOutputBoundsRandom: each
+// request is answered with the peer's add bytes, which stay pending.
+type simWriter struct{ gnet.BuiltinEventEngine }
+
+func (*simWriter) OnTraffic(c gnet.Conn) gnet.Action {
+	p := c.Context().(*simPeer)
+	p.out += p.add
+	return gnet.None
+}
+
+// TestOutputBoundsRandom checks the bounds on output against a reference
+// over random peers and options on a fake clock: every close comes for a
+// reason the reference agrees with, never early (a write stall after a
+// whole timeout without a drain, a slow drain after a whole window with
+// output pending and too little drained, idle after a whole timeout with
+// neither data nor a drain, output full above Max) and, with the loop on
+// time, at most Resolution late; a peer that reads fast enough and sends
+// often enough is never closed.
+func TestOutputBoundsRandom(t *testing.T) {
+	rng := rand.New(rand.NewPCG(testSeed(t), 0))
+	for round := range 24 {
+		timeout := time.Duration(50+rng.IntN(200)) * time.Millisecond
+		res := max(timeout/time.Duration(2+rng.IntN(8)), MinResolution)
+		opts := Options{Timeout: timeout, Resolution: res, Wheel: WheelKind(rng.IntN(2)),
+			WriteStallTimeout: time.Duration(20+rng.IntN(200)) * time.Millisecond,
+			Output:            OutputLimit{Max: 20_000 + rng.IntN(50_000), High: 8000, Low: 2000}}
+		if rng.IntN(3) > 0 {
+			opts.MinDrainRate = 10_000 + rng.IntN(100_000)
+			opts.DrainWindow = max(res, time.Duration(20+rng.IntN(200))*time.Millisecond)
+		}
+		t.Run(fmt.Sprintf("round=%d", round), func(t *testing.T) {
+			var peers []*simPeer
+			var f *fakeServer
+			elapsed := func() time.Duration { return f.clk.t.Sub(time.Unix(1e9, 0)) }
+			opts.OnReap = func(c gnet.Conn, why Reason) {
+				p := c.Context().(*simPeer)
+				p.closedAt, p.why, p.closedOut = elapsed(), why, p.out
+			}
+			f = newFakeServer(t, &simWriter{}, opts)
+			l := f.loop()
+			need := f.h.cfg.drainBytes
+			for fd := range 40 {
+				p := &simPeer{closedAt: -1, stallAt: 1 << 62}
+				switch fd % 5 {
+				case 0: // fast and chatty: never closed
+					p.add, p.every, p.rate = 500, timeout/4, 10*max(opts.MinDrainRate, 100_000)
+				case 1: // stops reading
+					p.add, p.every, p.rate = 500, timeout/4, 200_000
+					p.stallAt = time.Duration(rng.Int64N(int64(2 * timeout)))
+				case 2: // reads slowly
+					p.add, p.every, p.rate = 500, timeout/4, rng.IntN(max(opts.MinDrainRate, 1))
+				case 3: // asks for more than it reads
+					p.add, p.every, p.rate = int32(2000+rng.IntN(8000)), timeout/8, 50_000
+				default: // silent
+				}
+				p.fakeConn = &fakeConn{fd: 10 + fd, loop: l, open: true}
+				p.fakeConn.ctx = p
+				f.h.OnOpen(p.fakeConn)
+				p.fakeConn.ctx = p // the wrapped handler's context is its own
+				peers = append(peers, p)
+			}
+			const step = 250 * time.Microsecond
+			end := 8 * timeout
+			for elapsed() < end {
+				f.clk.t = f.clk.t.Add(step)
+				now := elapsed()
+				for _, p := range peers {
+					if !p.open {
+						continue
+					}
+					if p.every > 0 && now >= p.nextSend {
+						p.lastData, p.nextSend = now, now+p.every
+						if f.traffic(p.fakeConn) == gnet.Close {
+							continue
+						}
+					}
+					if now < p.stallAt && p.out > 0 {
+						p.carry += p.rate * int(step) / int(time.Second)
+						if n := min(int32(p.carry), p.out); n > 0 {
+							p.out -= n
+							p.carry -= int(n)
+							p.lastDrain = now
+							p.drains = append(p.drains, drainEvent{now, int(n)})
+						}
+					} else if now >= p.stallAt {
+						p.carry = 0
+					}
+					if p.out == 0 {
+						p.lastEmpty = now
+					}
+				}
+				f.h.wake(f.clk.t)
+				l.runQueued()
+				checkInvariants(t, f.h)
+			}
+
+			for i, p := range peers {
+				if i%5 == 0 {
+					require.Equal(t, -time.Duration(1), p.closedAt, "peer %d closed (%v)", i, p.why)
+					continue
+				}
+				if p.closedAt < 0 {
+					continue
+				}
+				at := p.closedAt
+				switch p.why {
+				case OutputFull:
+					require.Greater(t, int(p.closedOut), opts.Output.Max, "peer %d", i)
+				case WriteStall:
+					since := max(p.lastDrain, p.lastEmpty)
+					require.GreaterOrEqual(t, at-since, opts.WriteStallTimeout, "peer %d stalled early", i)
+					require.LessOrEqual(t, at-since, opts.WriteStallTimeout+res, "peer %d stalled late", i)
+				case SlowDrain:
+					require.NotZero(t, need)
+					require.GreaterOrEqual(t, at-p.lastEmpty, opts.DrainWindow, "peer %d: output not pending a whole window", i)
+					drained := 0
+					for _, d := range p.drains {
+						if d.at > at-opts.DrainWindow {
+							drained += d.bytes
+						}
+					}
+					require.Less(t, drained, need, "peer %d drained enough in its last window", i)
+				case Idle:
+					since := max(p.lastData, p.lastDrain)
+					require.GreaterOrEqual(t, at-since, timeout, "peer %d idle early", i)
+					require.LessOrEqual(t, at-since, timeout+res, "peer %d idle late", i)
+				default:
+					t.Fatalf("peer %d closed for %v", i, p.why)
+				}
+			}
+			st := f.h.Stats()
+			t.Logf("closed: output full %d, write stall %d, slow drain %d, idle %d; open %d",
+				st.Reaped(OutputFull), st.Reaped(WriteStall), st.Reaped(SlowDrain), st.Reaped(Idle), st.Tracked)
+			require.True(t, settled(f.h, st.Tracked))
+		})
+	}
+}
+
+// checkInvariants checks, between events, what the package keeps true of
+// every loop and tracked connection: the tracked count, a timer armed
+// whenever a timed limit is on, output pending looked at by the next tick,
+// a shut connection closing, a polled one in its loop's list, and an
+// unwritable one above its low-water mark.
+func checkInvariants(t testing.TB, h *Handler) {
+	t.Helper()
+	for _, l := range h.loops.all() {
+		tracked := 0
+		h.table.each(l, func(s *slot) bool {
+			tracked++
+			m := s.lim()
+			due, _ := l.dueOf(s, l.lastTick())
+			require.True(t, due == packwheel.MaxTick || s.timer.Active(), "fd %d: a limit on, no timer", m.c.Fd())
+			if s.pend != 0 {
+				require.True(t, s.timer.Active(), "fd %d: output pending, no timer", m.c.Fd())
+				require.LessOrEqual(t, s.timer.Deadline(), l.lastTick()+1, "fd %d: output pending, not looked at next tick", m.c.Fd())
+			}
+			require.False(t, s.flags&shut != 0 && s.flags&closing == 0, "fd %d: shut but not closing", m.c.Fd())
+			require.False(t, s.flags&unwritable != 0 && s.pend <= m.output.Low, "fd %d: unwritable at or below Low", m.c.Fd())
+			if s.flags&polled != 0 {
+				found := false
+				for _, p := range l.polls {
+					found = found || p.s == s
+				}
+				require.True(t, found, "fd %d: polled, not in the list", m.c.Fd())
+			}
+			return true
+		})
+		require.Equal(t, int(l.tracked.Load()), tracked)
+	}
+}
