@@ -130,15 +130,15 @@ func TestSignal(t *testing.T) {
 }
 
 // TestDescriptorLimit runs the command in child processes with a low
-// descriptor limit and dials 100 connections. With -max-conns 0 and a
-// limit of 64, the default connection limit is 40 (idleconn's
-// DefaultMaxConns), which reserves 16 descriptors for a burst of
-// accepts: a burst of 100 still makes gnet's accept fail, which stops
-// the engine, and the command must exit 1 saying so. With -max-conns 20
-// and a limit of 128 it refuses the excess and keeps serving: the limit
-// leaves room for the 20, the descriptors the process holds besides (under
-// 10) and the burst, since gnet's main reactor accepts every connection
-// waiting before an event loop's OnOpen can refuse one.
+// descriptor limit and dials more connections than it may hold. gnet's main
+// reactor accepts every connection waiting before an event loop's OnOpen
+// can refuse one, so a limit must leave room for a burst of accepts besides
+// the connections held and the few descriptors the process holds otherwise
+// (under 10). With -max-conns 1000 and a descriptor limit of 64 there is no
+// room: gnet's accept fails, which stops the engine, and the command must
+// exit 1 saying so. With -max-conns 20 and a limit of 128, and with the
+// derived default (-max-conns 0: 160 for a limit of 256, idleconn's
+// DefaultMaxConns) and 200 dials, it refuses the excess and keeps serving.
 func TestDescriptorLimit(t *testing.T) {
 	if cmdtest.RunChild("idleserver", func() {
 		n, err := strconv.ParseUint(os.Getenv("IDLESERVER_TEST_NOFILE"), 10, 64)
@@ -153,7 +153,15 @@ func TestDescriptorLimit(t *testing.T) {
 	}) {
 		return
 	}
-	for _, tc := range []struct{ maxConns, nofile string }{{"0", "64"}, {"20", "128"}} {
+	for _, tc := range []struct {
+		maxConns, nofile string
+		dials            int
+		held             string // the status line once the excess is refused; "" if the engine stops
+	}{
+		{"1000", "64", 100, ""},
+		{"20", "128", 100, "open 20 "},
+		{"0", "256", 200, "open 160 "},
+	} {
 		maxConns := tc.maxConns
 		t.Run("max-conns="+maxConns, func(t *testing.T) {
 			cmd := cmdtest.Command(t, "TestDescriptorLimit", "-addr", "127.0.0.1:0", "-loops", "1", "-stats", "50ms", "-max-conns", maxConns)
@@ -171,14 +179,14 @@ func TestDescriptorLimit(t *testing.T) {
 					_ = c.Close()
 				}
 			}()
-			for range 100 {
+			for range tc.dials {
 				c, err := net.DialTimeout("tcp", addr, time.Second)
 				if err != nil {
 					break // the engine stopped: nothing listens
 				}
 				conns = append(conns, c)
 			}
-			if maxConns == "0" {
+			if tc.held == "" {
 				err := cmd.Wait()
 				var exit *exec.ExitError
 				require.ErrorAs(t, err, &exit, "stderr: %s", &stderr)
@@ -188,7 +196,7 @@ func TestDescriptorLimit(t *testing.T) {
 				return
 			}
 			line := cmdtest.WaitLine(t, out, "refused ")
-			for !strings.HasPrefix(line, "open 20 ") {
+			for !strings.HasPrefix(line, tc.held) {
 				line = cmdtest.WaitLine(t, out, "refused ")
 			}
 			// Still serving the connections it holds.

@@ -5,6 +5,7 @@ package cmdtest
 
 import (
 	"bufio"
+	"context"
 	"flag"
 	"io"
 	"os"
@@ -16,14 +17,21 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
+// childLimit bounds a child's life: the longest child test takes seconds.
+const childLimit = 2 * time.Minute
+
 // childEnv marks a copy of a test binary started by Command.
 const childEnv = "PACKWHEEL_CMDTEST_CHILD"
 
 // Command returns a command that runs a copy of this test binary as the
 // program, with args. test names the test function that starts it, which
-// must begin with RunChild. The copy is killed if the test ends first.
+// must begin with RunChild. The copy is killed if the test ends first, or
+// after childLimit, so that a test waiting for a child that never exits
+// fails instead of hanging.
 func Command(t *testing.T, test string, args ...string) *exec.Cmd {
-	cmd := exec.CommandContext(t.Context(), os.Args[0],
+	ctx, cancel := context.WithTimeout(t.Context(), childLimit)
+	t.Cleanup(cancel)
+	cmd := exec.CommandContext(ctx, os.Args[0],
 		append([]string{"-test.run=^" + test + "$", "--"}, args...)...)
 	cmd.Env = append(os.Environ(), childEnv+"=1")
 	return cmd
