@@ -87,5 +87,13 @@ func median(xs []float64) (med, lo, hi float64) {
 // mib formats bytes as MiB.
 func mib(n int64) string { return fmt.Sprintf("%.1f", float64(n)/(1<<20)) }
 
+// bytesOf formats n bytes in KiB under a MiB, in MiB from there.
+func bytesOf(n int64) string {
+	if n < 1<<20 {
+		return fmt.Sprintf("%.1f KiB", float64(n)/(1<<10))
+	}
+	return mib(n) + " MiB"
+}
+
 // ms formats d as milliseconds.
 func ms(d time.Duration) string { return fmt.Sprintf("%.2f", float64(d)/float64(time.Millisecond)) }
