@@ -27,7 +27,10 @@
 // It prints "listening on ADDR", then serves until SIGINT or SIGTERM, when
 // it stops gracefully: it refuses new connections, answers the requests
 // in flight, each with its connection's close, for at most -drain, and
-// prints "stopped". It takes flags only and exits 2 on a bad command line,
+// prints a status line and "stopped". The status line, as idleserver's,
+// says how many connections are open, how many idleconn closed for each
+// reason, and how many it refused: what no client can see from outside.
+// -stats prints one at that interval too. It takes flags only and exits 2 on a bad command line,
 // 1 on any other failure. -timeouts=false turns every time limit off, for
 // load.sh to measure what they cost; -nethttp serves the same routes with
 // Go's net/http instead, with its timeouts set from the same flags, for
@@ -68,6 +71,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	fs.IntVar(&cfg.maxConns, "max-conns", defaults.maxConns, "refuse connections beyond this many open, with 503; keep it under ulimit -n (0: derived from it)")
 	fs.DurationVar(&cfg.drain, "drain", defaults.drain, "on SIGINT or SIGTERM, how long requests in flight may take")
 	fs.BoolVar(&cfg.timeouts, "timeouts", defaults.timeouts, "false turns every time limit off")
+	every := fs.Duration("stats", 0, "interval between status lines: open connections, reaped by reason, refused (0: only the last, at a stop)")
 	nethttp := fs.Bool("nethttp", false, "serve the same routes with Go's net/http, its ReadHeaderTimeout, IdleTimeout and WriteTimeout set from these flags (-max-life and -max-conns do not apply)")
 	if err := cli.Parse(fs, args); err != nil {
 		return err
@@ -93,10 +97,12 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		return cli.Usagef("-max-conns %d: must not be negative (0: derived from ulimit -n)", cfg.maxConns)
 	case cfg.drain < 0:
 		return cli.Usagef("-drain %v: must not be negative", cfg.drain)
+	case *every < 0:
+		return cli.Usagef("-stats %v: must not be negative (0: only the last, at a stop)", *every)
 	}
 	if *nethttp {
-		if cfg.maxLife != 0 || cfg.maxConns != 0 {
-			return cli.Usagef("-nethttp: net/http has no -max-life or -max-conns")
+		if cfg.maxLife != 0 || cfg.maxConns != 0 || *every != 0 {
+			return cli.Usagef("-nethttp: net/http has no -max-life, -max-conns or -stats")
 		}
 		return runNetHTTP(ctx, *addr, cfg, out)
 	}
@@ -124,16 +130,29 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 	fmt.Fprintf(out, "listening on %s\n", bound)
-	select {
-	case err := <-done:
-		if err == nil {
-			err = errors.New("the engine stopped on its own")
+	status := func() { fmt.Fprintln(out, engine.Status(srv.h.Stats(), reasons...)) }
+	var tick <-chan time.Time
+	if *every > 0 {
+		tk := time.NewTicker(*every)
+		defer tk.Stop()
+		tick = tk.C
+	}
+serving:
+	for {
+		select {
+		case err := <-done:
+			if err == nil {
+				err = errors.New("the engine stopped on its own")
+			}
+			if cause := logger.Cause(); cause != "" {
+				err = fmt.Errorf("%w after gnet logged: %s", err, cause)
+			}
+			return err
+		case <-tick:
+			status()
+		case <-ctx.Done():
+			break serving
 		}
-		if cause := logger.Cause(); cause != "" {
-			err = fmt.Errorf("%w after gnet logged: %s", err, cause)
-		}
-		return err
-	case <-ctx.Done():
 	}
 	drainCtx, cancelDrain := context.WithTimeout(context.Background(), cfg.drain)
 	defer cancelDrain()
@@ -146,9 +165,16 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	if err := <-done; err != nil {
 		return err
 	}
+	status()
 	fmt.Fprintln(out, "stopped")
 	return nil
 }
+
+// reasons are the Reasons for which idleconn closes this server's
+// connections, in its status line: every one but Lifetime's is in use by
+// default.
+var reasons = []idleconn.Reason{idleconn.Idle, idleconn.Deadline, idleconn.WriteStall, idleconn.SlowDrain,
+	idleconn.Lifetime, idleconn.OutputFull, idleconn.InputFull, idleconn.Linger, idleconn.Shed, idleconn.Shutdown}
 
 // runNetHTTP serves with newNetHTTP until ctx is done, then shuts down.
 func runNetHTTP(ctx context.Context, addr string, cfg config, out io.Writer) error {

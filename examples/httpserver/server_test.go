@@ -277,7 +277,8 @@ func TestCurl(t *testing.T) {
 }
 
 func TestUsage(t *testing.T) {
-	for _, args := range [][]string{{"-idle", "0s"}, {"-header-timeout", "1us"}, {"-write-stall", "-1s"}, {"extra"}, {"-nethttp", "-max-conns", "5"}} {
+	for _, args := range [][]string{{"-idle", "0s"}, {"-header-timeout", "1us"}, {"-write-stall", "-1s"}, {"extra"}, {"-nethttp", "-max-conns", "5"},
+		{"-stats", "-1s"}, {"-nethttp", "-stats", "1s"}} {
 		err := run(context.Background(), args, io.Discard)
 		require.Equal(t, cli.ExitUsage, cli.Status("httpserver", err, io.Discard), "%v: %v", args, err)
 	}
@@ -437,12 +438,15 @@ func TestHalfClose(t *testing.T) {
 
 // TestSignal runs the command in a child process: its first line is
 // "listening on" (gnet's banner is not printed), and SIGINT stops it with
-// "stopped" and status 0, in both its gnet and its net/http forms.
+// "stopped" and status 0, in both its gnet and its net/http forms; the
+// gnet form prints its status line first, with -stats at that interval
+// too.
 func TestSignal(t *testing.T) {
 	if cmdtest.RunChild("httpserver", main) {
 		return
 	}
-	for _, args := range [][]string{{}, {"-nethttp"}} {
+	const status = "open 0  reaped 0 (idle 0, deadline 0, write stall 0, slow drain 0, lifetime 0, output full 0, input full 0, linger 0, shed 0, shutdown 0)  refused 0"
+	for _, args := range [][]string{{"-stats", "10ms"}, {"-nethttp"}} {
 		cmd := cmdtest.Command(t, "TestSignal", append([]string{"-addr", "127.0.0.1:0", "-loops", "1"}, args...)...)
 		stdout, err := cmd.StdoutPipe()
 		require.NoError(t, err)
@@ -455,7 +459,14 @@ func TestSignal(t *testing.T) {
 		require.NoError(t, err)
 		resp.Body.Close()
 		require.Equal(t, http.StatusOK, resp.StatusCode)
+		if args[0] == "-stats" {
+			http.DefaultClient.CloseIdleConnections()
+			cmdtest.WaitLine(t, out, status) // the client's close seen
+		}
 		require.NoError(t, cmd.Process.Signal(syscall.SIGINT))
+		if args[0] == "-stats" {
+			cmdtest.WaitLine(t, out, status)
+		}
 		cmdtest.WaitLine(t, out, "stopped")
 		require.NoError(t, cmd.Wait())
 	}

@@ -34,7 +34,6 @@ import (
 	"fmt"
 	"io"
 	"runtime"
-	"strings"
 	"time"
 
 	"github.com/packwheel/packwheel/idleconn"
@@ -128,7 +127,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	}
 	tk := time.NewTicker(*every)
 	defer tk.Stop()
-	status := func() { fmt.Fprintln(out, statusLine(h.Stats())) }
+	status := func() { fmt.Fprintln(out, engine.Status(h.Stats(), reasons...)) }
 	for {
 		select {
 		case err := <-done:
@@ -161,19 +160,10 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	}
 }
 
-// statusLine says how many connections are open, how many were closed for
-// each reason that applies to an echo server, and how many refused.
-func statusLine(s idleconn.Stats) string {
-	var b strings.Builder
-	var reaped uint64
-	for _, why := range []idleconn.Reason{idleconn.Idle, idleconn.Lifetime, idleconn.WriteStall,
-		idleconn.OutputFull, idleconn.InputFull, idleconn.Shed, idleconn.Shutdown} {
-		n := s.Reaped(why)
-		reaped += n
-		fmt.Fprintf(&b, ", %v %d", why, n)
-	}
-	return fmt.Sprintf("open %d  reaped %d (%s)  refused %d", s.Tracked, reaped, b.String()[2:], s.Refused)
-}
+// reasons are the Reasons that apply to an echo server, in its status
+// line.
+var reasons = []idleconn.Reason{idleconn.Idle, idleconn.Lifetime, idleconn.WriteStall,
+	idleconn.OutputFull, idleconn.InputFull, idleconn.Shed, idleconn.Shutdown}
 
 // echo is the application's handler: it echoes what it may and leaves the
 // bounds to idleconn.

@@ -1,5 +1,5 @@
 // Package engine holds what the example servers need of a running gnet
-// engine beyond gnet's own API.
+// engine beyond gnet's own API, and the status line they print.
 package engine
 
 import (

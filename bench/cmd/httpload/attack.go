@@ -51,7 +51,7 @@ const attackConns = 2000
 // server while a plain client fetches in a loop.
 func runAttack(bins binaries, length time.Duration) (*results, error) {
 	r := &results{
-		file:  "httpload-attack.txt",
+		name:  "httpload-attack",
 		title: "Slow-client attacks: examples/httpserver, net/http and examples/idleserver",
 		settings: []string{
 			fmt.Sprintf("slowhttptest -c %d -r 400 -p 3 -l %d MODE ARGS -u http://ADDR/PATH, each mode against each server started afresh with its default flags", attackConns, int(length.Seconds())),
@@ -61,11 +61,12 @@ func runAttack(bins binaries, length time.Duration) (*results, error) {
 		notes: []string{
 			"slowhttptest's connections: from its per-second statistics (-g), the most open at once and, when it ended, how many were open and how many closed. " +
 				"net/http runs with ReadHeaderTimeout 5s, IdleTimeout 60s and WriteTimeout 20s (-write-stall 10s + the longest /delay), and no ReadTimeout: " +
-				"nothing bounds how slowly it may read a body. These are figures before idleconn's output and input bounds (issue 21).",
+				"nothing bounds how slowly it may read a body. The server's status line is examples/httpserver's and examples/idleserver's at their stop, " +
+				"which counts the connections idleconn closed, by reason, the attack's among them; net/http, or a server from before, prints none.",
 		},
 	}
 	t := table{caption: "Per attack", header: []string{"server", "attack", "path", "idle RSS MiB", "peak RSS MiB", "peak - idle MiB", "peak fds",
-		"plain fetches", "success %", "plain p99 ms", "slowhttptest's connections"}}
+		"plain fetches", "success %", "plain p99 ms", "slowhttptest's connections", "server's status line at its stop"}}
 	for _, mode := range attackModes {
 		for _, s := range attackServers {
 			row, err := attackOnce(bins, s, mode, length)
@@ -149,6 +150,13 @@ func attackOnce(bins binaries, s attackServer, mode attackMode, length time.Dura
 	if err != nil {
 		return nil, err
 	}
+	if err := srv.stop(); err != nil {
+		return nil, err
+	}
+	status := srv.status
+	if status == "" {
+		status = "—"
+	}
 	slices.Sort(latencies)
 	total := len(latencies) + failures
 	success := 0.0
@@ -156,7 +164,7 @@ func attackOnce(bins binaries, s attackServer, mode attackMode, length time.Dura
 		success = 100 * float64(len(latencies)) / float64(total)
 	}
 	return []string{s.name, mode.name, mode.path, mib(idle.rss), mib(peak.rss), mib(peak.rss - idle.rss), strconv.Itoa(peak.fds),
-		strconv.Itoa(total), fmt.Sprintf("%.2f", success), ms(percentile(latencies, 99)), end}, nil
+		strconv.Itoa(total), fmt.Sprintf("%.2f", success), ms(percentile(latencies, 99)), end, status}, nil
 }
 
 // attackEnd reads slowhttptest's per-second statistics (-g): the most of

@@ -23,24 +23,16 @@ const (
 // runFairness measures what one pipelining client does to the others on
 // its event loop: httpserver runs with one loop, so every connection
 // shares it; net/http, a goroutine per connection, is measured beside it.
-func runFairness(bins binaries, label string, servers []string) (*results, error) {
-	file := "httpload-fairness.txt"
-	if label != "" {
-		file = "httpload-fairness-" + label + ".txt"
-	}
+func runFairness(bins binaries, servers []string) (*results, error) {
 	r := &results{
-		file:  file,
+		name:  "httpload-fairness",
 		title: "One pipelining client and the others on its event loop",
 		settings: []string{
-			"label: " + label,
 			fmt.Sprintf("%d clients, each on its own keep-alive connection, fetch / every 5 ms; after %v one more client writes %d requests for /big?kb=%d at once and reads the answers as fast as it can",
 				fairOthers, fairQuiet, fairPipelined, fairKB),
 			"httpserver with -loops 1, so that every connection shares the pipelining client's loop; net/http as it comes",
 		},
 		notes: []string{"Latencies are the other clients', from writing a request to reading its whole answer; RSS is the server's peak (VmHWM)."},
-	}
-	if label == "" {
-		r.settings = r.settings[1:]
 	}
 	t := table{caption: "Other clients' latency", header: []string{"server", "phase", "requests", "p50 ms", "p99 ms", "max ms", "pipelined answers in s", "peak RSS MiB"}}
 	for _, s := range []struct {

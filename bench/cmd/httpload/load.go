@@ -60,7 +60,7 @@ func runLoad(bins binaries, duration time.Duration, rounds int) (*results, error
 	}
 
 	r := &results{
-		file:  "httpload-load.txt",
+		name:  "httpload-load",
 		title: "examples/httpserver under wrk, beside net/http",
 		settings: []string{
 			fmt.Sprintf("wrk -t2 -c CONNS -d %v --latency --timeout 10s, %d rounds of every configuration, in turn", duration, rounds),

@@ -1,6 +1,7 @@
 // Command httpload measures examples/httpserver beside the servers users
 // would pick instead, from outside, with well-known clients, and writes
-// what it measured to bench/results:
+// what it measured to bench/results (-label LABEL adds "-LABEL" to the
+// file's name, so that a before and an after stand side by side):
 //
 //	httpload-load.txt      wrk at 100 and 10,000 connections, keep-alive and
 //	                       Connection: close, timeouts on and off: requests/s,
@@ -12,29 +13,36 @@
 //	                       with default flags, while a plain client fetches in
 //	                       a loop: its success rate and p99, the server's RSS
 //	                       and descriptors, sampled from /proc every second
-//	httpload-fairness-LABEL.txt   one client pipelines 1,000 /big?kb=1024 requests
+//	httpload-fairness.txt  one client pipelines 1,000 /big?kb=1024 requests
 //	                       while 20 others on the same event loop fetch /:
 //	                       their p50, p99 and worst latency
-//	httpload-retention-LABEL.txt  20 keep-alive clients take a 32 MiB answer
+//	httpload-retention.txt 20 keep-alive clients take a 32 MiB answer
 //	                       each and stay idle: the server's RSS over the
 //	                       following seconds
+//	httpload-bounds.txt    the clients idleconn's bounds are for, one at a
+//	                       time: a slow pipelining reader, an input flood, a
+//	                       sender that never reads; curl fetching 50 MB
+//	                       Connection: close answers; SIGINT with 100
+//	                       requests in flight: the server's RSS and
+//	                       descriptors every second, how each client ended,
+//	                       and the server's own count of why it closed them
 //
 // Run it from the bench module's directory, under the measure lock, one
 // scenario at a time (-h says how long each takes):
 //
-//	flock /tmp/measure.lock go run ./cmd/httpload -scenario load
-//	flock /tmp/measure.lock go run ./cmd/httpload -scenario attack
-//	flock /tmp/measure.lock go run ./cmd/httpload -scenario fairness -label after
+//	flock /tmp/measure.lock go run ./cmd/httpload -scenario load -label after-bounds
+//	flock /tmp/measure.lock go run ./cmd/httpload -scenario attack -label after-bounds
+//	flock /tmp/measure.lock go run ./cmd/httpload -scenario fairness -label after-bounds
 //	flock /tmp/measure.lock go run ./cmd/httpload -scenario fairness -label before -rev 94549a5 -servers httpserver
-//	flock /tmp/measure.lock go run ./cmd/httpload -scenario retention -label after
+//	flock /tmp/measure.lock go run ./cmd/httpload -scenario retention -label after-bounds
+//	flock /tmp/measure.lock go run ./cmd/httpload -scenario bounds -label after
+//	flock /tmp/measure.lock go run ./cmd/httpload -scenario bounds -label before -rev 94549a5 -servers httpserver
 //
 // It builds the example servers from this repository (httpserver from a
 // git revision with -rev, to measure a before), runs every server and
 // client on 127.0.0.1, and raises its open-files limit to the hard limit
-// for 10,000 connections. It needs wrk and slowhttptest and installs
+// for 10,000 connections. It needs wrk, slowhttptest and curl and installs
 // Debian's packages with apt-get when they are missing, which needs root.
-// Figures from it are "before idleconn's bounds" until issue 21 lands;
-// rerun it then.
 package main
 
 import (
@@ -43,23 +51,24 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"syscall"
 	"time"
 )
 
 func main() {
-	scenario := flag.String("scenario", "", "load (about 7 min with the defaults), attack (about 6 min), fairness (about 1 min) or retention (about 7 min)")
+	scenario := flag.String("scenario", "", "load (about 7 min with the defaults), attack (about 6 min), fairness (about 1 min), retention (about 7 min) or bounds (about 5 min)")
 	out := flag.String("out", "", "directory of the results file (default: the bench module's results)")
-	rev := flag.String("rev", "", "build examples/httpserver from this git revision, not the working tree (fairness)")
-	label := flag.String("label", "", "fairness, retention: what this run measures (before, after), written into the results file's name")
-	servers := flag.String("servers", "httpserver,net/http", "fairness: the servers to measure (a -rev from before net/http's twin has httpserver only)")
+	rev := flag.String("rev", "", "build examples/httpserver from this git revision, not the working tree")
+	label := flag.String("label", "", "what this run measures (before, after), written into the results file's name")
+	servers := flag.String("servers", "httpserver,net/http,idleserver", "fairness, bounds: the servers to measure, of these (a -rev from before net/http's twin has httpserver only)")
 	duration := flag.Duration("duration", 5*time.Second, "load: length of each wrk run")
-	rounds := flag.Int("rounds", 3, "load: runs of each configuration, alternating, for medians and spread")
+	rounds := flag.Int("rounds", 3, "load: runs of each configuration, alternating, for medians and spread; bounds: rounds of curl's fetches and of the SIGINT")
 	attackFor := flag.Duration("attack-for", 30*time.Second, "attack: length of each slowhttptest run")
 	flag.Usage = func() {
-		fmt.Fprintf(flag.CommandLine.Output(), "usage: go run ./cmd/httpload -scenario load|attack|fairness [flags]\n\n"+
-			"Installs wrk and slowhttptest with apt-get (as root) when missing.\n\n")
+		fmt.Fprintf(flag.CommandLine.Output(), "usage: go run ./cmd/httpload -scenario load|attack|fairness|retention|bounds [flags]\n\n"+
+			"Installs wrk, slowhttptest and curl with apt-get (as root) when missing.\n\n")
 		flag.PrintDefaults()
 	}
 	flag.Parse()
@@ -100,11 +109,16 @@ func main() {
 			}
 			r, err = runAttack(bins, *attackFor)
 		case "fairness":
-			r, err = runFairness(bins, *label, strings.Split(*servers, ","))
+			r, err = runFairness(bins, strings.Split(*servers, ","))
 		case "retention":
-			r, err = runRetention(bins, *label)
+			r, err = runRetention(bins)
+		case "bounds":
+			if err := need("curl", "curl"); err != nil {
+				return err
+			}
+			r, err = runBounds(bins, strings.Split(*servers, ","), *rounds)
 		default:
-			return fmt.Errorf("-scenario %q: want load, attack, fairness or retention", *scenario)
+			return fmt.Errorf("-scenario %q: want load, attack, fairness, retention or bounds", *scenario)
 		}
 		if err != nil {
 			return err
@@ -117,7 +131,10 @@ func main() {
 			// Anything else running shows here: the lock orders measurers, not every process.
 			"load average (1, 5, 15 min) before: " + loadBefore + "; after: " + loadAverage(),
 		}, r.settings...)
-		return r.write(*out)
+		if *label != "" {
+			r.settings = slices.Insert(r.settings, 5, "label: "+*label)
+		}
+		return r.write(*out, *label)
 	}()
 	if err != nil {
 		fmt.Fprintln(os.Stderr, "httpload:", err)

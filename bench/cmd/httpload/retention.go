@@ -30,25 +30,17 @@ const (
 // sampled before, and every 30 s for 7 minutes after the last answer. A
 // server that keeps a buffer the size of each connection's largest answer
 // holds 20 x 32 MiB for as long as the clients stay.
-func runRetention(bins binaries, label string) (*results, error) {
-	file := "httpload-retention.txt"
-	if label != "" {
-		file = "httpload-retention-" + label + ".txt"
-	}
+func runRetention(bins binaries) (*results, error) {
 	r := &results{
-		file:  file,
+		name:  "httpload-retention",
 		title: "What httpserver keeps after large answers",
 		settings: []string{
-			"label: " + label,
 			fmt.Sprintf("%d keep-alive clients each GET /big?kb=%d, read it whole, and stay connected, asking for / every %v; httpserver with default flags",
 				retainClients, retainKB, retainPing),
 			"RSS from /proc/PID/status. gnet returns the outbound buffer's slices to a sync.Pool, which drops them at the second garbage collection after; " +
 				"an idle server collects only when the runtime forces it, every 2 minutes, and gives memory back to the kernel only down to the heap goal " +
 				"its last collection set: so RSS falls at the third forced collection, about 6 minutes on",
 		},
-	}
-	if label == "" {
-		r.settings = r.settings[1:]
 	}
 	srv, err := start("httpserver", bins.httpserver, "-addr", "127.0.0.1:0")
 	if err != nil {

@@ -3,6 +3,7 @@ package main
 import (
 	"bufio"
 	"bytes"
+	"errors"
 	"fmt"
 	"os"
 	"os/exec"
@@ -80,9 +81,13 @@ func gitOutput(root string, args ...string) string {
 
 // server is a server process started for a measurement.
 type server struct {
-	name string
-	cmd  *exec.Cmd
-	addr string // host:port it listens on
+	name   string
+	cmd    *exec.Cmd
+	addr   string        // host:port it listens on
+	exited chan struct{} // closed when its stdout ends: it has exited
+	status string        // its last status line (examples' "open N  reaped ..."), once exited is closed
+	waited bool          // interrupt has run
+	err    error         // what interrupt returned: Wait's error, with the exit status
 }
 
 // start runs bin with args, which must make it listen on 127.0.0.1, and
@@ -97,38 +102,72 @@ func start(name, bin string, args ...string) (*server, error) {
 	if err := cmd.Start(); err != nil {
 		return nil, err
 	}
+	s := &server{name: name, cmd: cmd, exited: make(chan struct{})}
 	lines := make(chan string, 1)
 	go func() {
+		defer close(s.exited)
 		sc := bufio.NewScanner(stdout)
 		for sc.Scan() {
-			if addr, ok := strings.CutPrefix(sc.Text(), "listening on "); ok {
+			line := sc.Text()
+			if addr, ok := strings.CutPrefix(line, "listening on "); ok {
 				lines <- addr
+			}
+			if strings.HasPrefix(line, "open ") {
+				s.status = line
 			}
 		}
 	}()
 	select {
-	case addr := <-lines:
-		return &server{name: name, cmd: cmd, addr: addr}, nil
+	case s.addr = <-lines:
+		return s, nil
 	case <-time.After(10 * time.Second):
 		_ = cmd.Process.Kill()
+		<-s.exited
 		_ = cmd.Wait()
 		return nil, fmt.Errorf("%s did not start", name)
 	}
 }
 
-// stop stops s with SIGINT, as a user would, and waits for it.
+// stop stops s with SIGINT, as a user would, and waits for it. Once
+// stopped, it does nothing.
 func (s *server) stop() error {
-	_ = s.cmd.Process.Signal(syscall.SIGINT)
-	done := make(chan error, 1)
-	go func() { done <- s.cmd.Wait() }()
-	select {
-	case err := <-done:
-		return err
-	case <-time.After(15 * time.Second):
-		_ = s.cmd.Process.Kill()
-		<-done
-		return fmt.Errorf("%s did not stop on SIGINT", s.name)
+	if s.waited {
+		return s.err
 	}
+	_, err := s.interrupt()
+	return err
+}
+
+// interrupt sends s SIGINT and waits for it to exit, at most 30 s before
+// it is killed: it returns how long s took and the error of its Wait,
+// which holds its exit status (exitStatus).
+func (s *server) interrupt() (time.Duration, error) {
+	began := time.Now()
+	s.waited = true
+	_ = s.cmd.Process.Signal(syscall.SIGINT)
+	select {
+	case <-s.exited:
+		s.err = s.cmd.Wait()
+	case <-time.After(30 * time.Second):
+		_ = s.cmd.Process.Kill()
+		<-s.exited
+		_ = s.cmd.Wait()
+		s.err = fmt.Errorf("%s did not stop on SIGINT", s.name)
+	}
+	return time.Since(began), s.err
+}
+
+// exitStatus says how s exited, once stopped: its exit status, or why it
+// has none.
+func (s *server) exitStatus() string {
+	var exit *exec.ExitError
+	switch {
+	case s.err == nil:
+		return "0"
+	case errors.As(s.err, &exit) && exit.ExitCode() >= 0:
+		return fmt.Sprint(exit.ExitCode())
+	}
+	return s.err.Error()
 }
 
 // proc is what /proc says of a process at one moment.
