@@ -209,9 +209,7 @@ const drainWindow = 10 * time.Second
 func newServer(cfg config) (*server, error) {
 	srv := &server{cfg: cfg, booted: make(chan gnet.Engine, 1)}
 	opts := idleconn.Options{Timeout: cfg.idleTimeout, OnReap: srv.onReap, OnRefuse: onRefuse, OnWritable: srv.resume,
-		// Netty's water marks: the server stops answering at 64 KiB
-		// pending and goes on at 32 KiB.
-		Output:   idleconn.OutputLimit{Max: cfg.maxOutput, High: 64 << 10, Low: 32 << 10},
+		Output:   idleconn.OutputLimit{Max: cfg.maxOutput, High: outputHigh, Low: outputLow},
 		MaxInput: cfg.maxInput, MaxConns: cfg.maxConns}
 	if cfg.timeouts {
 		opts.WriteStallTimeout, opts.MaxLifetime = cfg.writeStall, cfg.maxLife

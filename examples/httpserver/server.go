@@ -124,10 +124,21 @@ const (
 	stateClosing
 )
 
-// piece is how much of a /big answer is written at a time, while the
-// connection is writable: its pending output stays under the high-water
-// mark and a piece.
-const piece = 64 << 10
+// Output water marks and pieces. The server stops answering a connection
+// once its pending output exceeds outputHigh and goes on once it is below
+// outputLow (idleconn's OutputLimit, after Netty's water marks); a /big
+// answer is written a piece at a time while the connection is writable,
+// so a connection that reads slowly holds at most outputHigh and a piece,
+// 32 KiB, of the server's memory: under slowhttptest's slow-read attack
+// 2,000 connections hold at most 64 MiB (bench/results'
+// httpload-attack-after.txt; with 64 KiB marks and pieces they held
+// 135 MiB). A client that reads fast is not slowed: what the kernel's
+// send buffer takes never counts as pending.
+const (
+	outputHigh = 16 << 10
+	outputLow  = 8 << 10
+	piece      = 16 << 10
+)
 
 func (s *server) OnBoot(eng gnet.Engine) gnet.Action {
 	s.booted <- eng
@@ -400,8 +411,8 @@ func (s *server) answer(c gnet.Conn, cs *conn) int {
 // send writes what c takes of the /big answer left, a piece at a time
 // while c is writable and at most budget bytes, and returns the bytes
 // written: what the socket does not take, gnet copies into its outbound
-// buffer, so the server holds at most the high-water mark and a piece of
-// it, however large the answer.
+// buffer, so the server holds at most outputHigh and a piece of it,
+// however large the answer.
 func (s *server) send(c gnet.Conn, cs *conn, budget int) int {
 	sent := 0
 	for cs.sending > 0 && sent < budget && s.h.Writable(c) {
