@@ -39,7 +39,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -130,44 +129,8 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 	fmt.Fprintf(out, "listening on %s\n", bound)
-	status := func() { fmt.Fprintln(out, engine.Status(srv.h.Stats(), reasons...)) }
-	var tick <-chan time.Time
-	if *every > 0 {
-		tk := time.NewTicker(*every)
-		defer tk.Stop()
-		tick = tk.C
-	}
-serving:
-	for {
-		select {
-		case err := <-done:
-			if err == nil {
-				err = errors.New("the engine stopped on its own")
-			}
-			if cause := logger.Cause(); cause != "" {
-				err = fmt.Errorf("%w after gnet logged: %s", err, cause)
-			}
-			return err
-		case <-tick:
-			status()
-		case <-ctx.Done():
-			break serving
-		}
-	}
-	drainCtx, cancelDrain := context.WithTimeout(context.Background(), cfg.drain)
-	defer cancelDrain()
-	_ = srv.h.Shutdown(drainCtx) // past -drain, what is left is closed
-	stopCtx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
-	defer cancel()
-	if err := eng.Stop(stopCtx); err != nil {
-		return err
-	}
-	if err := <-done; err != nil {
-		return err
-	}
-	status()
-	fmt.Fprintln(out, "stopped")
-	return nil
+	return engine.Serving{Engine: eng, Done: done, Handler: srv.h, Logger: logger,
+		Reasons: reasons, Every: *every, Drain: cfg.drain}.Wait(ctx, out)
 }
 
 // reasons are the Reasons for which idleconn closes this server's

@@ -29,7 +29,6 @@ package main
 
 import (
 	"context"
-	"errors"
 	"flag"
 	"fmt"
 	"io"
@@ -125,39 +124,8 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		return fmt.Errorf("listen on %s: %w", *addr, err)
 	case eng = <-srv.booted:
 	}
-	tk := time.NewTicker(*every)
-	defer tk.Stop()
-	status := func() { fmt.Fprintln(out, engine.Status(h.Stats(), reasons...)) }
-	for {
-		select {
-		case err := <-done:
-			// Nobody asked the engine to stop.
-			if err == nil {
-				err = errors.New("the engine stopped on its own")
-			}
-			if cause := logger.Cause(); cause != "" {
-				err = fmt.Errorf("%w after gnet logged: %s", err, cause)
-			}
-			return err
-		case <-tk.C:
-			status()
-		case <-ctx.Done():
-			drainCtx, cancel := context.WithTimeout(context.Background(), *drain)
-			defer cancel()
-			_ = h.Shutdown(drainCtx) // past -drain, the rest are closed
-			stopCtx, cancelStop := context.WithTimeout(context.Background(), 10*time.Second)
-			defer cancelStop()
-			if err := eng.Stop(stopCtx); err != nil {
-				return err
-			}
-			if err := <-done; err != nil {
-				return err
-			}
-			status()
-			fmt.Fprintln(out, "stopped")
-			return nil
-		}
-	}
+	return engine.Serving{Engine: eng, Done: done, Handler: h, Logger: logger,
+		Reasons: reasons, Every: *every, Drain: *drain}.Wait(ctx, out)
 }
 
 // reasons are the Reasons that apply to an echo server, in its status

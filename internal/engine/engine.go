@@ -1,5 +1,6 @@
 // Package engine holds what the example servers need of a running gnet
-// engine beyond gnet's own API, and the status line they print.
+// engine beyond gnet's own API: its address, the status line they print,
+// and the wait that serves until a signal and then stops gracefully.
 package engine
 
 import (
