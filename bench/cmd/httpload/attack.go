@@ -81,16 +81,11 @@ func runAttack(bins binaries, length time.Duration) (*results, error) {
 }
 
 func attackOnce(bins binaries, s attackServer, mode attackMode, length time.Duration) ([]string, error) {
-	srv, err := start(s.name, s.bin(bins), append([]string{"-addr", "127.0.0.1:0"}, s.args...)...)
+	srv, idle, err := startIdle(s.name, s.bin(bins), append([]string{"-addr", "127.0.0.1:0"}, s.args...)...)
 	if err != nil {
 		return nil, err
 	}
 	defer srv.stop()
-	time.Sleep(time.Second)
-	idle, err := srv.sample()
-	if err != nil {
-		return nil, err
-	}
 
 	stop := make(chan struct{})
 	var (

@@ -173,16 +173,11 @@ func peakOf(ps []proc) (p proc) {
 // boundOnce runs client c against server s for boundFor and returns its
 // row and the server's RSS every 5 s.
 func boundOnce(bins binaries, s boundServer, c boundClient) ([]string, []string, error) {
-	srv, err := start(s.name, s.bin(bins), append([]string{"-addr", "127.0.0.1:0"}, s.args...)...)
+	srv, idle, err := startIdle(s.name, s.bin(bins), append([]string{"-addr", "127.0.0.1:0"}, s.args...)...)
 	if err != nil {
 		return nil, nil, err
 	}
 	defer srv.stop()
-	time.Sleep(time.Second)
-	idle, err := srv.sample()
-	if err != nil {
-		return nil, nil, err
-	}
 	// The watch lasts boundFor, whenever the client ends.
 	samples := watch(srv, int(boundFor/time.Second)+1, nil)
 	end := c.run(srv.addr)
@@ -258,16 +253,26 @@ func sender(c net.Conn, limit int64, sent *atomic.Int64) error {
 	return nil
 }
 
+// dialBounded dials addr for one of the clients above, which runs for at
+// most boundFor from when it began.
+func dialBounded(addr string) (net.Conn, time.Time, error) {
+	began := time.Now()
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		return nil, began, err
+	}
+	_ = c.SetDeadline(began.Add(boundFor))
+	return c, began, nil
+}
+
 // slowPipeliningReader writes boundPipelined requests for boundKB KiB at
 // once and reads the answers at boundRate.
 func slowPipeliningReader(addr string) clientEnd {
-	began := time.Now()
-	c, err := net.Dial("tcp", addr)
+	c, began, err := dialBounded(addr)
 	if err != nil {
 		return clientEnd{how: err.Error()}
 	}
 	defer c.Close()
-	_ = c.SetDeadline(began.Add(boundFor))
 	var sent atomic.Int64
 	go func() {
 		req := fmt.Sprintf("GET /big?kb=%d HTTP/1.1\r\nHost: x\r\n\r\n", boundKB)
@@ -298,13 +303,11 @@ func slowPipeliningReader(addr string) clientEnd {
 // inputFlood asks for a delayed answer, then sends junk as fast as the
 // socket takes it, up to floodCap.
 func inputFlood(addr string) clientEnd {
-	began := time.Now()
-	c, err := net.Dial("tcp", addr)
+	c, began, err := dialBounded(addr)
 	if err != nil {
 		return clientEnd{how: err.Error()}
 	}
 	defer c.Close()
-	_ = c.SetDeadline(began.Add(boundFor))
 	var sent atomic.Int64
 	n, err := io.WriteString(c, "GET /delay?ms=5000 HTTP/1.1\r\nHost: x\r\n\r\n")
 	sent.Add(int64(n))
@@ -322,13 +325,11 @@ func inputFlood(addr string) clientEnd {
 // slowEchoReader sends chunks without pause and reads the echo at
 // boundRate.
 func slowEchoReader(addr string) clientEnd {
-	began := time.Now()
-	c, err := net.Dial("tcp", addr)
+	c, began, err := dialBounded(addr)
 	if err != nil {
 		return clientEnd{how: err.Error()}
 	}
 	defer c.Close()
-	_ = c.SetDeadline(began.Add(boundFor))
 	var sent atomic.Int64
 	wrote := make(chan error, 1)
 	var wroteAt time.Duration
@@ -357,13 +358,11 @@ func slowEchoReader(addr string) clientEnd {
 
 // neverReader sends chunks and never reads.
 func neverReader(addr string) clientEnd {
-	began := time.Now()
-	c, err := net.Dial("tcp", addr)
+	c, began, err := dialBounded(addr)
 	if err != nil {
 		return clientEnd{how: err.Error()}
 	}
 	defer c.Close()
-	_ = c.SetDeadline(began.Add(boundFor))
 	var sent atomic.Int64
 	err = sender(c, 1<<62, &sent)
 	return clientEnd{sent: sent.Load(), how: ending(err, time.Since(began))}

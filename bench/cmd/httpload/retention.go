@@ -42,16 +42,11 @@ func runRetention(bins binaries) (*results, error) {
 				"its last collection set: so RSS falls at the third forced collection, about 6 minutes on",
 		},
 	}
-	srv, err := start("httpserver", bins.httpserver, "-addr", "127.0.0.1:0")
+	srv, idle, err := startIdle("httpserver", bins.httpserver, "-addr", "127.0.0.1:0")
 	if err != nil {
 		return nil, err
 	}
 	defer srv.stop()
-	time.Sleep(time.Second)
-	idle, err := srv.sample()
-	if err != nil {
-		return nil, err
-	}
 	conns := make([]net.Conn, retainClients)
 	defer func() {
 		for _, c := range conns {

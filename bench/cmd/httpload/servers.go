@@ -128,6 +128,23 @@ func start(name, bin string, args ...string) (*server, error) {
 	}
 }
 
+// startIdle starts a server as start does, lets it settle for a second
+// and samples it: the idle figures a scenario's are measured against.
+// On an error the server is stopped.
+func startIdle(name, bin string, args ...string) (*server, proc, error) {
+	srv, err := start(name, bin, args...)
+	if err != nil {
+		return nil, proc{}, err
+	}
+	time.Sleep(time.Second)
+	idle, err := srv.sample()
+	if err != nil {
+		_ = srv.stop()
+		return nil, proc{}, err
+	}
+	return srv, idle, nil
+}
+
 // stop stops s with SIGINT, as a user would, and waits for it. Once
 // stopped, it does nothing.
 func (s *server) stop() error {
