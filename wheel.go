@@ -455,7 +455,9 @@ func (w *Wheel[V]) walk(to uint64, limit int, out *sink[V]) bool {
 	if to > w.s.now {
 		w.s.now = to
 	}
-	w.s.reclaim() // for the slots that fired
+	if w.s.overKept() { // for the slots that fired
+		w.s.reclaim()
+	}
 	return true
 }
 
