@@ -152,9 +152,14 @@ func (w *Hashed[V]) ScheduleAfter(h *Holder, delay uint64, v V) {
 // It panics, before changing anything, if earliest > latest, latest is
 // beyond MaxTick, or h is not a holder of this wheel (see Schedule).
 func (w *Hashed[V]) ScheduleRange(h *Holder, earliest, latest uint64, v V) {
-	if h.dueWithin(earliest, latest) {
-		return
+	if !h.dueWithin(earliest, latest) {
+		w.setRange(h, earliest, latest, v)
 	}
+}
+
+// setRange is ScheduleRange for a timer not already due in the range, out
+// of line for the reason Wheel.setRange gives.
+func (w *Hashed[V]) setRange(h *Holder, earliest, latest uint64, v V) {
 	checkRange("ScheduleRange", earliest, latest)
 	w.set(h, latest, v, "ScheduleRange")
 }

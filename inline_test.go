@@ -27,6 +27,7 @@ func TestInlining(t *testing.T) {
 		`\(\*store\[go\.shape\.[^]]+\]\)\.locate`,    // every operation on an active holder
 		`\(\*store\[go\.shape\.[^]]+\]\)\.pushBack`,  // Schedule's postpone in place
 		`\(\*store\[go\.shape\.[^]]+\]\)\.unkeep`,    // insert into an empty bucket that kept its array
+		`\(\*store\[go\.shape\.[^]]+\]\)\.overKept`,  // the end of every walk
 		`\(\*Wheel\[go\.shape\.[^]]+\]\)\.bucketFor`, // Schedule, cascade
 		`\(\*Hashed\[go\.shape\.[^]]+\]\)\.bucketFor`,
 		`levelFor`,

@@ -183,7 +183,9 @@ func (s *store[V]) emptied(bucket int, b *packed.Bucket[V]) {
 	s.occupied.clear(bucket)
 	s.bequeath(bucket, b)
 	s.keep(bucket, b)
-	s.reclaim()
+	if s.overKept() {
+		s.reclaim()
+	}
 }
 
 // next returns the deadline of a timer scheduled at or before now: the
