@@ -552,6 +552,7 @@ func (*simWriter) OnTraffic(c gnet.Conn) gnet.Action {
 // time, at most Resolution late; a peer that reads fast enough and sends
 // often enough is never closed.
 func TestOutputBoundsRandom(t *testing.T) {
+	t.Parallel() // a fake clock: CPU alone, run while the network tests wait
 	rng := rand.New(rand.NewPCG(testSeed(t), 0))
 	for round := range 24 {
 		timeout := time.Duration(50+rng.IntN(200)) * time.Millisecond
