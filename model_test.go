@@ -457,12 +457,16 @@ func FuzzHashed(f *testing.F) {
 
 // model is the reference: for each timer id, whether it is active, its
 // deadline and its value. Choices scan ids in order, so a seed replays
-// exactly.
+// exactly. The least deadline is remembered between the changes that
+// could raise it (dropping or postponing a timer due at it), so that the
+// harness, which asks for it at every firing, scans only after those.
 type model struct {
 	active   []bool
 	deadline []uint64
 	value    []int
 	len      int
+	least    uint64 // min's answer, while fresh is set
+	fresh    bool
 }
 
 func newModel(n int) model {
@@ -477,6 +481,10 @@ func (m *model) get(id int) (uint64, bool) {
 }
 
 func (m *model) set(id int, d uint64, v int) {
+	if m.active[id] && m.deadline[id] == m.least && d > m.least {
+		m.fresh = false // a timer due first is postponed: scan again
+	}
+	m.least = min(m.least, d) // while fresh; rescanned if not
 	if !m.active[id] {
 		m.len++
 	}
@@ -486,18 +494,25 @@ func (m *model) set(id int, d uint64, v int) {
 func (m *model) drop(id int) {
 	if m.active[id] {
 		m.len--
+		if m.deadline[id] == m.least {
+			m.fresh = false // a timer due first is gone: scan again
+		}
 	}
 	m.active[id], m.deadline[id] = false, 0
 }
 
+// min returns the least deadline of the active timers, or MaxUint64.
 func (m *model) min() uint64 {
-	least := uint64(math.MaxUint64)
-	for id, ok := range m.active {
-		if ok {
-			least = min(least, m.deadline[id])
+	if !m.fresh {
+		m.least = math.MaxUint64
+		for id, ok := range m.active {
+			if ok {
+				m.least = min(m.least, m.deadline[id])
+			}
 		}
+		m.fresh = true
 	}
-	return least
+	return m.least
 }
 
 // any returns the first active id at or after from, wrapping around.
@@ -508,11 +523,14 @@ func (m *model) dueAt(t uint64, from int) (int, bool) {
 	return m.find(from, func(id int) bool { return m.deadline[id] == t })
 }
 
+// find returns the first active id, from from on and then from 0, that ok
+// accepts.
 func (m *model) find(from int, ok func(int) bool) (int, bool) {
-	for k := range m.active {
-		id := (from + k) % len(m.active)
-		if m.active[id] && ok(id) {
-			return id, true
+	for _, ids := range [2][2]int{{from, len(m.active)}, {0, from}} {
+		for id := ids[0]; id < ids[1]; id++ {
+			if m.active[id] && ok(id) {
+				return id, true
+			}
 		}
 	}
 	return 0, false

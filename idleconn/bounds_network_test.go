@@ -169,6 +169,7 @@ func readAnswers(r io.Reader, n, kb, rate int) error {
 // its high-water mark and a chunk, while it reads slowly but steadily (it
 // is not closed) and while a fast client's pipelined answers flow.
 func TestSlowReaderNetwork(t *testing.T) {
+	t.Parallel() // paced reads; its fast phase takes a tenth of the 2 s stall it must beat
 	s := &answerServer{}
 	out := OutputLimit{Max: 1 << 20, High: 64 << 10, Low: 32 << 10}
 	addr := serveAnswers(t, s, Options{Timeout: 5 * time.Second, WriteStallTimeout: 2 * time.Second, Output: out})
@@ -202,6 +203,7 @@ func TestSlowReaderNetwork(t *testing.T) {
 // is closed, reason SlowDrain, after about a DrainWindow, while one
 // reading as fast as it can is served.
 func TestDrainRateNetwork(t *testing.T) {
+	t.Parallel() // one reader drains at full speed, the other at a quarter of the rate asked
 	s := &answerServer{}
 	addr := serveAnswers(t, s, Options{Timeout: 10 * time.Second, Resolution: 100 * time.Millisecond, MinDrainRate: 256 << 10, DrainWindow: 500 * time.Millisecond})
 	dial := func() net.Conn {
@@ -261,6 +263,7 @@ func TestInputFloodNetwork(t *testing.T) {
 // and resets the connection, destroying the answer's unread tail: with
 // one in place of CloseAfterFlush this test fails every run.
 func TestCloseAfterFlushNetwork(t *testing.T) {
+	t.Parallel() // its bounds are seconds long; it checks what arrives, not when
 	s := &answerServer{closeAfter: true, whole: true}
 	addr := serveAnswers(t, s, Options{Timeout: 5 * time.Second, WriteStallTimeout: 2 * time.Second,
 		Output: OutputLimit{Max: 64 << 20, High: 64 << 20, Low: 1}})
@@ -297,6 +300,7 @@ func TestCloseAfterFlushNetwork(t *testing.T) {
 // every request is answered whole, connections opened meanwhile are
 // refused, and Shutdown returns nil once all have closed.
 func TestGracefulShutdownNetwork(t *testing.T) {
+	t.Parallel() // a 300 ms delay to wait out; its bounds are seconds long
 	s := &answerServer{delay: 300 * time.Millisecond}
 	addr := serveAnswers(t, s, Options{Timeout: 5 * time.Second})
 	const clients = 50

@@ -64,7 +64,10 @@ func (a *answers) answer(c gnet.Conn) {
 	for !x.waiting && a.h.Writable(c) { // above the high-water mark, wait for OnWritable
 		switch {
 		case x.left > 0:
-			n, _ := c.Write(dots[:min(x.left, len(dots))])
+			n, err := c.Write(dots[:min(x.left, len(dots))])
+			if err != nil {
+				return // the peer is gone, and gnet closes the connection
+			}
 			x.left -= n
 		case x.left == 0: // the answer is written: the request is done
 			_, _ = c.Write([]byte{'\n'})

@@ -122,6 +122,7 @@ func (s *floodServer) OnTraffic(c gnet.Conn) gnet.Action {
 // sends in the timeout and its Resolution, while a client that reads is
 // served.
 func TestWriteStallNetwork(t *testing.T) {
+	t.Parallel() // the pending bound allows a second of slack for a loaded machine
 	const stall = 200 * time.Millisecond
 	s := &floodServer{}
 	var why atomic.Int64
@@ -161,6 +162,7 @@ func TestWriteStallNetwork(t *testing.T) {
 // TestMaxConnsFlood checks that MaxConns holds under a flood of dials while
 // the connections already open keep being served.
 func TestMaxConnsFlood(t *testing.T) {
+	t.Parallel() // waits out a 2 s read deadline; it counts only its own server's events
 	const maxConns, flood = 20, 300
 	s := &echoServer{}
 	var refused atomic.Int64
@@ -268,6 +270,7 @@ func TestCloseIdleNetwork(t *testing.T) {
 // TestNoTicker checks that a server run without gnet.WithTicker reaps: the
 // Handler's own driver wakes the loops.
 func TestNoTicker(t *testing.T) {
+	t.Parallel() // never early, and within 2 s
 	s := &echoServer{}
 	h, err := New(s, Options{Timeout: 100 * time.Millisecond})
 	require.NoError(t, err)

@@ -222,6 +222,7 @@ func (s *delayServer) OnTraffic(c gnet.Conn) gnet.Action {
 // connection timer comes no earlier than its delay, and a loop timer armed
 // from a runnable fires periodically.
 func TestTimerNetwork(t *testing.T) {
+	t.Parallel() // never early, and five loop ticks within 2 s
 	s := &delayServer{}
 	h, err := New(s, Options{Timeout: 5 * time.Second, Resolution: 20 * time.Millisecond})
 	require.NoError(t, err)
