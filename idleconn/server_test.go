@@ -2,8 +2,6 @@ package idleconn
 
 import (
 	"context"
-	"errors"
-	"fmt"
 	"log"
 	"net"
 	"os"
@@ -11,8 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/packwheel/packwheel/internal/gnetstop"
 	"github.com/panjf2000/gnet/v2"
-	gnerrors "github.com/panjf2000/gnet/v2/pkg/errors"
 	"github.com/panjf2000/gnet/v2/pkg/logging"
 	"github.com/stretchr/testify/require"
 )
@@ -152,7 +150,7 @@ func serve(t testing.TB, s *echoServer, h *Handler, loops int, opts ...gnet.Opti
 			s.stop = sync.OnceFunc(func() {
 				ctx, cancel := context.WithTimeout(context.Background(), 10*time.Second)
 				defer cancel()
-				require.NoError(t, stopEngine(ctx, eng, done))
+				require.NoError(t, gnetstop.Stop(ctx, eng, done))
 				// The engine has stopped: every wheel and all state is gone.
 				st := h.Stats()
 				require.Zero(t, st.Loops+st.Tracked+st.Timers, "%+v", st)
@@ -168,36 +166,6 @@ func serve(t testing.TB, s *echoServer, h *Handler, loops int, opts ...gnet.Opti
 		}
 		require.True(t, time.Now().Before(deadline), "server did not boot")
 		time.Sleep(time.Millisecond)
-	}
-}
-
-// stopEngine stops eng, whose gnet.Run reports on ran, and returns
-// Engine.Stop's error, or Run's. Engine.Stop looks whether the engine has
-// stopped only every half second (gnet's shutdownPollInterval), which made
-// every network test half a second longer than its own work: once Run has
-// returned, the engine is stopped, and Engine.Validate says so exactly as
-// Stop would see it, so Stop's wait is cut short.
-func stopEngine(ctx context.Context, eng gnet.Engine, ran <-chan error) error {
-	waiting, giveUp := context.WithCancel(ctx)
-	defer giveUp()
-	stopped := make(chan error, 1)
-	go func() { stopped <- eng.Stop(waiting) }()
-	select {
-	case err := <-stopped:
-		if err != nil {
-			return err
-		}
-		return <-ran
-	case err := <-ran:
-		if err != nil {
-			return err
-		}
-		if err := eng.Validate(); !errors.Is(err, gnerrors.ErrEngineInShutdown) {
-			return fmt.Errorf("gnet.Run returned, but the engine is not shut down: %v", err)
-		}
-		giveUp()
-		<-stopped // its wait given up, Stop returns ctx's error
-		return nil
 	}
 }
 

@@ -3,8 +3,6 @@ package main
 import (
 	"bufio"
 	"context"
-	"errors"
-	"fmt"
 	"io"
 	"net"
 	"net/http"
@@ -21,8 +19,8 @@ import (
 	"github.com/packwheel/packwheel/internal/cli"
 	"github.com/packwheel/packwheel/internal/cmdtest"
 	"github.com/packwheel/packwheel/internal/engine"
+	"github.com/packwheel/packwheel/internal/gnetstop"
 	"github.com/panjf2000/gnet/v2"
-	gnerrors "github.com/panjf2000/gnet/v2/pkg/errors"
 	"github.com/stretchr/testify/require"
 )
 
@@ -59,39 +57,9 @@ func startLoops(t *testing.T, cfg config, loops int) (*server, string) {
 	t.Cleanup(func() {
 		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		require.NoError(t, stopEngine(ctx, eng, done))
+		require.NoError(t, gnetstop.Stop(ctx, eng, done))
 	})
 	return srv, addr.String()
-}
-
-// stopEngine stops eng, whose gnet.Run reports on ran, and returns
-// Engine.Stop's error, or Run's. Engine.Stop looks whether the engine has
-// stopped only every half second (gnet's shutdownPollInterval), which made
-// every test that starts a server half a second longer than its own work:
-// once Run has returned, the engine is stopped, and Engine.Validate says
-// so exactly as Stop would see it, so Stop's wait is cut short.
-func stopEngine(ctx context.Context, eng gnet.Engine, ran <-chan error) error {
-	waiting, giveUp := context.WithCancel(ctx)
-	defer giveUp()
-	stopped := make(chan error, 1)
-	go func() { stopped <- eng.Stop(waiting) }()
-	select {
-	case err := <-stopped:
-		if err != nil {
-			return err
-		}
-		return <-ran
-	case err := <-ran:
-		if err != nil {
-			return err
-		}
-		if err := eng.Validate(); !errors.Is(err, gnerrors.ErrEngineInShutdown) {
-			return fmt.Errorf("gnet.Run returned, but the engine is not shut down: %v", err)
-		}
-		giveUp()
-		<-stopped // its wait given up, Stop returns ctx's error
-		return nil
-	}
 }
 
 // get makes a GET with client and reports the body and whether the
