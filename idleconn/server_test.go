@@ -29,11 +29,38 @@ func (quietLogger) Fatalf(f string, args ...any) { log.Fatalf(f, args...) }
 func init() { logging.SetDefaultLoggerAndFlusher(quietLogger{}, nil) }
 
 // connInfo is what the test handler keeps in each connection's Context:
-// the wrapper must leave it alone.
+// the wrapper must leave it alone. serve's stampFirst sets opened and
+// lastData.
 type connInfo struct {
 	opened   time.Time
 	lastData time.Time
 	bytes    int
+}
+
+// stampFirst is the engine's handler in the network tests: the Handler,
+// with the time gnet delivered each connection's open and each of its
+// reads noted in its connInfo, if it has one, before the Handler reads
+// its own clock. The wrapped handler runs after the Handler has: its own
+// time.Now comes microseconds later, or a whole stall later when the
+// process is starved in between, and idle times measured from it made
+// closes on time look early (TestIdleAndActive failed once in 40 runs
+// beside a CPU-bound test binary, 56 ms for a 60 ms Timeout).
+type stampFirst struct{ *Handler }
+
+func (x stampFirst) OnOpen(c gnet.Conn) ([]byte, gnet.Action) {
+	now := time.Now()
+	out, action := x.Handler.OnOpen(c)
+	if ci, ok := c.Context().(*connInfo); ok {
+		ci.opened = now
+	}
+	return out, action
+}
+
+func (x stampFirst) OnTraffic(c gnet.Conn) gnet.Action {
+	if ci, ok := c.Context().(*connInfo); ok {
+		ci.lastData = time.Now()
+	}
+	return x.Handler.OnTraffic(c)
 }
 
 // reapRecord is one connection the reaper closed, as the server saw it.
@@ -91,7 +118,6 @@ func (s *echoServer) OnOpen(c gnet.Conn) ([]byte, gnet.Action) {
 func (s *echoServer) OnTraffic(c gnet.Conn) gnet.Action {
 	ci := c.Context().(*connInfo)
 	buf, _ := c.Next(-1)
-	ci.lastData = time.Now()
 	ci.bytes += len(buf)
 	if !s.noEcho {
 		_, _ = c.Write(buf)
@@ -139,7 +165,7 @@ func serve(t testing.TB, s *echoServer, h *Handler, loops int, opts ...gnet.Opti
 	t.Helper()
 	done := make(chan error, 1)
 	go func() {
-		done <- gnet.Run(h, "tcp://127.0.0.1:0", append(opts, gnet.WithNumEventLoop(loops))...)
+		done <- gnet.Run(stampFirst{h}, "tcp://127.0.0.1:0", append(opts, gnet.WithNumEventLoop(loops))...)
 	}()
 	deadline := time.Now().Add(5 * time.Second)
 	for {
