@@ -12,6 +12,7 @@ import (
 // NextExpiry's answer from the entries.
 type checker interface {
 	check() error
+	checkInCallback() error
 	nextWork() uint64
 }
 
@@ -27,7 +28,7 @@ type checker interface {
 // twice when the position the link names holds an entry of the same
 // holder). That keeps this check, run after every step of the model tests,
 // free of a map insertion per entry.
-func checkStore[V any](s *store[V], placed func(bucket int, e *packed.Entry[V]) error) error {
+func checkStore[V any](s *store[V], inCallback bool, placed func(bucket int, e *packed.Entry[V]) error) error {
 	n, kept := 0, 0
 	for bucket := range s.buckets {
 		b := &s.buckets[bucket]
@@ -38,6 +39,10 @@ func checkStore[V any](s *store[V], placed func(bucket int, e *packed.Entry[V]) 
 			return fmt.Errorf("bucket %d: kept bit %v, length %d capacity %d", bucket, bit, b.Len(), b.Cap())
 		} else if keeps {
 			kept += b.Cap()
+		}
+		if inCallback && s.live > callbackEntries {
+			n += b.Len()
+			continue
 		}
 		for i := range b.Len() {
 			e := b.At(i)
@@ -64,14 +69,27 @@ func checkStore[V any](s *store[V], placed func(bucket int, e *packed.Entry[V]) 
 	if n != s.live {
 		return fmt.Errorf("Len %d, entries %d", s.live, n)
 	}
+	for g, h := range s.arrays.heirs {
+		if h.cap > 0 && s.arrays.kept.has(h.bucket) && h.cap > s.buckets[h.bucket].Cap() {
+			return fmt.Errorf("group %d's heir, bucket %d, keeps an array of %d entries, named as %d", g, h.bucket, s.buckets[h.bucket].Cap(), h.cap)
+		}
+	}
 	if kept != s.arrays.keptCap {
 		return fmt.Errorf("buckets keep arrays of %d entries, counted %d", kept, s.arrays.keptCap)
 	}
-	if s.running {
-		return fmt.Errorf("still marked as advancing")
+	if bool(s.running) != inCallback {
+		return fmt.Errorf("marked as advancing: %v, in a callback: %v", bool(s.running), inCallback)
 	}
 	return nil
 }
+
+// callbackEntries is how many timers a wheel may hold for checkStore to
+// check every entry from inside each expiry callback; above it, there it
+// checks what the wheel caches about its buckets (bits, counts, hints),
+// which costs O(buckets), and leaves the entries to the check after the
+// step: a crowd of 5,000 firing would otherwise cost 25 million entry
+// checks.
+const callbackEntries = 512
 
 // check verifies that every entry sits at level L slot s where s is the L-th
 // digit of its deadline: at level 0, within the 64 ticks from now (in now's
@@ -79,7 +97,13 @@ func checkStore[V any](s *store[V], placed func(bucket int, e *packed.Entry[V]) 
 // coarse level, in one of the 63 blocks of its ring after now's, or in
 // now's block only if a bounded advance left it, or a coarser slot of the
 // same tick, half moved down.
-func (w *Wheel[V]) check() error {
+func (w *Wheel[V]) check() error { return w.checkState(false) }
+
+// checkInCallback is check from inside an expiry callback, where the
+// wheel is marked as advancing.
+func (w *Wheel[V]) checkInCallback() error { return w.checkState(true) }
+
+func (w *Wheel[V]) checkState(inCallback bool) error {
 	if w.s.buckets == nil {
 		return nil
 	}
@@ -93,16 +117,32 @@ func (w *Wheel[V]) check() error {
 	}
 	if w.hinted {
 		// A hint may be early (its bucket emptied since) but never late,
-		// nor name another bucket of its tick, which would go first.
+		// nor behind Now, nor name another bucket of its tick, which would
+		// go first; and no timer inserted later than hintUntil may come
+		// due by the hint's start.
 		bucket, start, ok := w.next()
 		switch {
+		case w.hint.start < now:
+			return fmt.Errorf("hint: hinted tick %d is behind now %d", w.hint.start, now)
 		case ok && start < w.hint.start:
 			return fmt.Errorf("hint: next work at %d, hinted %d", start, w.hint.start)
 		case ok && start == w.hint.start && bucket != w.hint.bucket && w.s.buckets[w.hint.bucket].Len() > 0:
 			return fmt.Errorf("hint: next work in bucket %d, hinted %d, at %d", bucket, w.hint.bucket, start)
 		}
+		// The earliest a timer due after hintUntil can come due is at
+		// hintUntil+1 or at the first tick of a block after it.
+		for l := range levelCount {
+			d := (blockOf(w.hintUntil, l) + 1) << levelShift(l)
+			if l == 0 || d > MaxTick || d <= w.hintUntil {
+				d = w.hintUntil + 1
+			}
+			if d <= MaxTick && d > now && w.dueAt(d) <= w.hint.start {
+				return fmt.Errorf("hint: a timer due %d, after hintUntil %d, comes due at %d, by the hinted %d",
+					d, w.hintUntil, w.dueAt(d), w.hint.start)
+			}
+		}
 	}
-	return checkStore(&w.s, func(bucket int, e *packed.Entry[V]) error {
+	return checkStore(&w.s, inCallback, func(bucket int, e *packed.Entry[V]) error {
 		l := levelOf(bucket)
 		s := bucket - bucketAt(l, 0)
 		d := e.Deadline
@@ -133,6 +173,13 @@ func (w *Wheel[V]) check() error {
 	})
 }
 
+// dueAt returns the tick at which a timer inserted now for deadline d > now
+// comes due: the start of its block at the level it is placed in.
+func (w *Wheel[V]) dueAt(d uint64) uint64 {
+	l := levelFor(w.s.now, d)
+	return max(w.s.now, blockOf(d, l)<<levelShift(l))
+}
+
 // nextWork is NextExpiry's answer computed the slow way: the least tick at
 // which an entry must be visited, its deadline at level 0 and the start of
 // its block at a coarse level, but never before now.
@@ -150,7 +197,13 @@ func (w *Wheel[V]) nextWork() uint64 {
 // check verifies that every entry sits in bucket deadline%Slots, that
 // timers of tick now remain only after an unfinished visit, and that a sweep
 // spanning a revolution bounds every deadline.
-func (w *Hashed[V]) check() error {
+func (w *Hashed[V]) check() error { return w.checkState(false) }
+
+// checkInCallback is check from inside an expiry callback, where the
+// wheel is marked as advancing.
+func (w *Hashed[V]) checkInCallback() error { return w.checkState(true) }
+
+func (w *Hashed[V]) checkState(inCallback bool) error {
 	if w.s.buckets == nil {
 		return nil
 	}
@@ -161,7 +214,7 @@ func (w *Hashed[V]) check() error {
 		seen--
 	}
 	swept := w.sweepFrom <= w.s.now+1 && seen >= uint64(w.slots) && seen <= w.s.now+1
-	return checkStore(&w.s, func(bucket int, e *packed.Entry[V]) error {
+	return checkStore(&w.s, inCallback, func(bucket int, e *packed.Entry[V]) error {
 		switch {
 		case w.bucketFor(e.Deadline) != bucket:
 			return fmt.Errorf("deadline in the wrong bucket")
