@@ -82,3 +82,27 @@ func TestPickHalf(t *testing.T) {
 		mustCheck(t, &w)
 	}
 }
+
+// TestEarlyFireAfterNextExpiryInCallback is issue 28's first bug: a
+// NextExpiry from an expiry callback left a hint that outlived the
+// Advance, and the next Advance set Now back to it and fired a later
+// timer there.
+func TestEarlyFireAfterNextExpiryInCallback(t *testing.T) {
+	var w Wheel[int]
+	var h Holder
+	w.Schedule(&h, 10, 1)
+	w.Advance(100, func(v int) {
+		if v == 1 { // at tick 10: re-arm for tick 11, then ask for the next expiry
+			w.Schedule(&h, 11, 2)
+			w.NextExpiry(MaxTick)
+		}
+	})
+	w.Schedule(&h, 139, 3) // level 0, slot 139%64 == 11
+	fired := 0
+	w.Advance(200, func(v int) {
+		fired++
+		require.Equal(t, uint64(139), w.Now(), "timer %d (deadline 139) fired early", v)
+	})
+	require.Equal(t, 1, fired)
+	require.Equal(t, uint64(200), w.Now())
+}
