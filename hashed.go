@@ -59,8 +59,12 @@ type Hashed[V any] struct {
 	sweepFrom, sweepMin uint64
 	// pending records that the visit of tick now's bucket did not finish:
 	// a bounded advance stopped, or a callback panicked. Timers of tick now
-	// may be left in the bucket.
+	// may be left in the bucket, or in the firing bucket.
 	pending bool
+	// firing is the bucket after the ring's, which holds the timers of
+	// tick now between the visit that finds them in their bucket and their
+	// firing (see visit).
+	firing int
 }
 
 // NewHashed returns an empty hashed wheel at tick 0. Unlike a zero Hashed,
@@ -82,7 +86,7 @@ func NewHashed[V any](opts HashedOptions) *Hashed[V] {
 }
 
 func (w *Hashed[V]) ready() {
-	if w.s.buckets != nil {
+	if w.s.occupied != nil {
 		return
 	}
 	if w.slots == 0 {
@@ -90,7 +94,10 @@ func (w *Hashed[V]) ready() {
 	}
 	w.mask = uint64(w.slots - 1)
 	w.sweepFrom, w.sweepMin = w.s.now+1, math.MaxUint64
-	w.s.init(w.slots, hashedPolicy)
+	w.firing = w.slots
+	// Every bucket of the ring may postpone in place; the firing bucket
+	// may not.
+	w.s.init(w.slots+1, 0, w.slots)
 }
 
 // Slots returns the number of buckets. O(1).
@@ -117,7 +124,7 @@ func (w *Hashed[V]) Schedule(h *Holder, deadline uint64, v V) {
 	checkTick("Schedule", "deadline", deadline)
 	switch {
 	case w.s.pushBack(h, deadline, v):
-	case h.link.Bucket == 0 && deadline > w.s.now && w.s.buckets != nil:
+	case h.link.Chunk == 0 && deadline > w.s.now && w.s.occupied != nil:
 		// The timer of a holder that is not scheduled, fired or cancelled
 		// say, goes straight in.
 		w.sweepMin = min(w.sweepMin, deadline)
@@ -133,7 +140,7 @@ func (w *Hashed[V]) ScheduleAfter(h *Holder, delay uint64, v V) {
 	d := afterNow("ScheduleAfter", w.s.now, delay)
 	switch {
 	case w.s.pushBack(h, d, v):
-	case h.link.Bucket == 0 && delay > 0 && w.s.buckets != nil:
+	case h.link.Chunk == 0 && delay > 0 && w.s.occupied != nil:
 		// As in Schedule.
 		w.sweepMin = min(w.sweepMin, d)
 		w.s.insert(&h.link, w.bucketFor(d), d, v)
@@ -168,24 +175,23 @@ func (w *Hashed[V]) set(h *Holder, d uint64, v V, op string) {
 	if d <= w.s.now {
 		d = w.s.next(op)
 	}
-	if h.link.Bucket == 0 {
+	if h.link.Chunk == 0 {
 		w.ready()
 		w.sweepMin = min(w.sweepMin, d)
 		w.s.insert(&h.link, w.bucketFor(d), d, v)
 		return
 	}
-	from, b, i := w.s.locate(h, op)
-	if d >= b.At(i).Deadline {
-		w.s.postpone(h, b, i, d, v)
+	e := w.s.locate(h, op)
+	from := w.s.entries.BucketOf(&h.link)
+	if w.s.postpone(h, e, from, d, v) {
 		return
 	}
 	w.sweepMin = min(w.sweepMin, d)
-	w.s.move(h, from, b, i, w.bucketFor(d), d, v)
+	w.s.move(h, e, from, w.bucketFor(d), d, v)
 }
 
 // Cancel stops the timer of h and reports whether it was active. Cancelling
-// an inactive holder does nothing and returns false. O(1) amortized: a
-// bucket left a quarter full moves to a smaller array.
+// an inactive holder does nothing and returns false. O(1).
 //
 // It panics, before changing anything, if h is active but not in this wheel,
 // was copied, or was overwritten.
@@ -247,7 +253,7 @@ func (w *Hashed[V]) advance(op string, to uint64, limit int, out *sink[V]) bool 
 	switch {
 	case to < w.s.now:
 		return true
-	case w.s.buckets == nil:
+	case w.s.occupied == nil:
 		w.s.now = to // no buckets, nothing to fire
 		return true
 	}
@@ -263,13 +269,9 @@ func (w *Hashed[V]) advance(op string, to uint64, limit int, out *sink[V]) bool 
 // most one revolution. It allocates nothing.
 func (w *Hashed[V]) NextExpiry(limit uint64) uint64 {
 	now := w.s.now
-	if w.pending {
-		// The timers left may have been cancelled since.
-		for _, e := range w.s.buckets[now&w.mask].Entries() {
-			if e.Deadline == now {
-				return min(now, limit)
-			}
-		}
+	if w.pending && (!w.s.entries.Empty(w.firing) || w.dueIn(w.bucketFor(now), now)) {
+		// Timers of tick now are left, unless they were cancelled since.
+		return min(now, limit)
 	}
 	if limit <= now || w.Len() == 0 {
 		return limit
@@ -286,17 +288,35 @@ func (w *Hashed[V]) NextExpiry(limit uint64) uint64 {
 		if !ok {
 			break
 		}
-		for _, e := range w.s.buckets[t&w.mask].Entries() {
-			if e.Deadline == t {
-				return t
+		for c := w.s.entries.Tail(w.bucketFor(t)); c != 0; {
+			es, prev := w.s.entries.Chunk(c)
+			for i := range es {
+				if es[i].Deadline == t {
+					return t
+				}
+				earliest = min(earliest, es[i].Deadline)
 			}
-			earliest = min(earliest, e.Deadline)
+			c = prev
 		}
 		from = t + 1
 	}
 	// Either limit came first, or a whole revolution was visited and
 	// earliest is the true minimum.
 	return min(earliest, limit)
+}
+
+// dueIn reports whether bucket holds an entry to look at at tick t.
+func (w *Hashed[V]) dueIn(bucket int, t uint64) bool {
+	for c := w.s.entries.Tail(bucket); c != 0; {
+		es, prev := w.s.entries.Chunk(c)
+		for i := range es {
+			if es[i].Deadline == t {
+				return true
+			}
+		}
+		c = prev
+	}
+	return false
 }
 
 // nextOccupied returns the first tick in [from, to] whose bucket is
@@ -353,43 +373,65 @@ func (w *Hashed[V]) walk(to uint64, limit int, out *sink[V]) bool {
 		w.pending = false
 	}
 	w.s.now = max(w.s.now, to)
+	if w.s.now >= w.s.releaseAt {
+		w.s.release()
+	}
 	return true
 }
 
-// visit fires the timers of bucket t%Slots that are due at tick t, walking
-// the bucket from its end so that the swap-removes of firing, and any
-// cancels the callbacks make, only move already visited entries into the
-// unvisited part. It notes the deadlines it passes in sweepMin and returns
-// false if it stopped with work at limit.
+// visit fires the timers of bucket t%Slots that are due at tick t, and
+// places those postponed in place there by their deadlines, firing or
+// moving at most limit-work of them, and notes the deadlines it passes in
+// sweepMin. It returns false if it stopped at limit. It goes in two steps:
+// gather moves the timers of tick t to the firing bucket, and the firing
+// bucket fires as a hierarchical wheel's level-0 slot does, so that the
+// callbacks, which may cancel or schedule anything, never run while the
+// bucket is being scanned.
 func (w *Hashed[V]) visit(t uint64, work *int, limit int, out *sink[V]) bool {
-	bucket := w.bucketFor(t)
-	b := &w.s.buckets[bucket]
-	for i := b.Len() - 1; i >= 0; i = min(i-1, b.Len()-1) {
-		e := b.At(i)
-		if e.Deadline != t {
-			w.sweepMin = min(w.sweepMin, e.Deadline)
-			continue
-		}
-		if *work == limit {
-			return false
-		}
-		*work++
-		if d := e.Link.Deadline; d > t { // postponed: place it by its deadline
-			w.sweepMin = min(w.sweepMin, d)
-			if w.bucketFor(d) == bucket {
-				e.Deadline = d
-			} else {
-				moved := w.s.drain(bucket, i)
-				w.s.insert(moved.Link, w.bucketFor(d), d, moved.Value)
-			}
-			continue
-		}
-		e1 := w.s.drain(bucket, i)
-		unlink(e1.Link)
-		out.deliver(e1.Value)
+	if !w.s.fire(w.firing, work, limit, out) { // what a stopped visit left
+		return false
 	}
-	// What fired or moved out may leave the bucket mostly empty for a
-	// revolution; give the memory back now rather than at the next cancel.
-	w.s.thin(b)
+	done := w.gather(t, work, limit)
+	return w.s.fire(w.firing, work, limit, out) && done
+}
+
+// gather moves the timers of bucket t%Slots that are due at tick t to the
+// firing bucket, or, for those postponed in place, to where their deadlines
+// place them, which counts in work; at most limit-work of them, so that
+// firing those it gathered brings work to limit at most. It reports whether
+// it found every one. It scans the bucket from its end, so that the last
+// entry, which a removal moves into the hole, has been seen already.
+func (w *Hashed[V]) gather(t uint64, work *int, limit int) bool {
+	bucket := w.bucketFor(t)
+	n := limit - *work
+	for c := w.s.entries.Tail(bucket); c != 0; {
+		es, prev := w.s.entries.Chunk(c)
+		for i := len(es) - 1; i >= 0; i-- {
+			e := &es[i]
+			if e.Deadline != t {
+				w.sweepMin = min(w.sweepMin, e.Deadline)
+				continue
+			}
+			if n == 0 {
+				return false
+			}
+			n--
+			to, d := w.firing, e.Link.Deadline
+			if d > t { // postponed: place it by its deadline
+				w.sweepMin = min(w.sweepMin, d)
+				*work++
+				if to = w.bucketFor(d); to == bucket {
+					e.Deadline = d
+					continue
+				}
+			}
+			// The entry moved into es[i], if any, was seen; es stays valid
+			// for the entries before i, which this removal does not move,
+			// and chunk c is freed only once it is empty, at i == 0.
+			moved := w.s.take(e.Link)
+			w.s.insert(moved.Link, to, d, moved.Value)
+		}
+		c = prev
+	}
 	return true
 }

@@ -17,65 +17,54 @@ type checker interface {
 }
 
 // checkStore verifies what both wheels share, the invariants stated at
-// store and arrays: each entry's holder points back at it, each bucket's
-// occupancy bit says whether it holds entries, Len counts the entries, the
-// empty buckets that keep an array are marked and counted, and placed
-// accepts each entry's position.
-//
-// A holder linked from two entries needs no set of the holders seen: its
-// link names one bucket and index, so at most one of the two entries
-// passes the position check, and the other is reported there (as linked
-// twice when the position the link names holds an entry of the same
-// holder). That keeps this check, run after every step of the model tests,
-// free of a map insertion per entry.
+// store and packed.Store: each entry's holder points back at it, each
+// bucket's occupancy bit says whether it holds entries, Len counts the
+// entries, no entry is due before now or after its holder, the next
+// release of unused chunks is due within Retain, and placed accepts each
+// entry's position.
 func checkStore[V any](s *store[V], inCallback bool, placed func(bucket int, e *packed.Entry[V]) error) error {
-	n, kept := 0, 0
-	for bucket := range s.buckets {
-		b := &s.buckets[bucket]
-		if bit := s.occupied.has(bucket); bit != (b.Len() > 0) {
-			return fmt.Errorf("bucket %d: occupancy bit %v, length %d", bucket, bit, b.Len())
+	entries := !inCallback || s.live <= callbackEntries
+	if entries {
+		if err := s.entries.Check(); err != nil {
+			return err
 		}
-		if bit, keeps := s.arrays.kept.has(bucket), b.Len() == 0 && b.Cap() > 0; bit != keeps {
-			return fmt.Errorf("bucket %d: kept bit %v, length %d capacity %d", bucket, bit, b.Len(), b.Cap())
-		} else if keeps {
-			kept += b.Cap()
+	}
+	n := 0
+	for bucket := range s.entries.Buckets() {
+		if bit := s.occupied.has(bucket); bit != !s.entries.Empty(bucket) {
+			return fmt.Errorf("bucket %d: occupancy bit %v, empty %v", bucket, bit, s.entries.Empty(bucket))
 		}
-		if inCallback && s.live > callbackEntries {
-			n += b.Len()
-			continue
-		}
-		for i := range b.Len() {
-			e := b.At(i)
-			l := e.Link
-			switch {
-			case l == nil:
-				return fmt.Errorf("bucket %d index %d: nil holder", bucket, i)
-			case linkedBucket(l) != bucket || int(l.Index) != i:
-				if lb, li := linkedBucket(l), int(l.Index); lb >= 0 && lb < len(s.buckets) && li < s.buckets[lb].Len() && s.buckets[lb].At(li).Link == l {
-					return fmt.Errorf("bucket %d index %d: holder linked twice, also from bucket %d index %d", bucket, i, lb, li)
+		for c := s.entries.Tail(bucket); c != 0; {
+			es, prev := s.entries.Chunk(c)
+			c = prev
+			n += len(es)
+			if !entries {
+				continue
+			}
+			for i := range es {
+				e := &es[i]
+				l := e.Link
+				switch found := s.entries.Find(l); {
+				case found != e || s.entries.BucketOf(l) != bucket:
+					return fmt.Errorf("bucket %d chunk %d index %d: holder finds another entry or bucket", bucket, c, i)
+				case l.Deadline < e.Deadline:
+					return fmt.Errorf("bucket %d: holder deadline %d before entry's %d", bucket, l.Deadline, e.Deadline)
+				case e.Deadline < s.now:
+					return fmt.Errorf("bucket %d: deadline %d before now %d", bucket, e.Deadline, s.now)
+				case l.Deadline != e.Deadline && !s.mayPostpone(bucket):
+					return fmt.Errorf("bucket %d: timer postponed in place to %d, from %d", bucket, l.Deadline, e.Deadline)
 				}
-				return fmt.Errorf("bucket %d index %d: holder says bucket %d index %d", bucket, i, linkedBucket(l), l.Index)
-			case l.Deadline < e.Deadline:
-				return fmt.Errorf("bucket %d index %d: holder deadline %d before entry's %d", bucket, i, l.Deadline, e.Deadline)
-			case e.Deadline < s.now:
-				return fmt.Errorf("bucket %d index %d: deadline %d before now %d", bucket, i, e.Deadline, s.now)
+				if err := placed(bucket, e); err != nil {
+					return fmt.Errorf("bucket %d deadline %d now %d: %w", bucket, e.Deadline, s.now, err)
+				}
 			}
-			if err := placed(bucket, e); err != nil {
-				return fmt.Errorf("bucket %d index %d deadline %d now %d: %w", bucket, i, e.Deadline, s.now, err)
-			}
-			n++
 		}
 	}
 	if n != s.live {
 		return fmt.Errorf("Len %d, entries %d", s.live, n)
 	}
-	for g, h := range s.arrays.heirs {
-		if h.cap > 0 && s.arrays.kept.has(h.bucket) && h.cap > s.buckets[h.bucket].Cap() {
-			return fmt.Errorf("group %d's heir, bucket %d, keeps an array of %d entries, named as %d", g, h.bucket, s.buckets[h.bucket].Cap(), h.cap)
-		}
-	}
-	if kept != s.arrays.keptCap {
-		return fmt.Errorf("buckets keep arrays of %d entries, counted %d", kept, s.arrays.keptCap)
+	if s.releaseAt > s.now+Retain {
+		return fmt.Errorf("chunks go back at %d, more than Retain after now %d", s.releaseAt, s.now)
 	}
 	if bool(s.running) != inCallback {
 		return fmt.Errorf("marked as advancing: %v, in a callback: %v", bool(s.running), inCallback)
@@ -104,7 +93,7 @@ func (w *Wheel[V]) check() error { return w.checkState(false) }
 func (w *Wheel[V]) checkInCallback() error { return w.checkState(true) }
 
 func (w *Wheel[V]) checkState(inCallback bool) error {
-	if w.s.buckets == nil {
+	if w.s.occupied == nil {
 		return nil
 	}
 	now := w.s.now
@@ -126,7 +115,7 @@ func (w *Wheel[V]) checkState(inCallback bool) error {
 			return fmt.Errorf("hint: hinted tick %d is behind now %d", w.hint.start, now)
 		case ok && start < w.hint.start:
 			return fmt.Errorf("hint: next work at %d, hinted %d", start, w.hint.start)
-		case ok && start == w.hint.start && bucket != w.hint.bucket && w.s.buckets[w.hint.bucket].Len() > 0:
+		case ok && start == w.hint.start && bucket != w.hint.bucket && !w.s.entries.Empty(w.hint.bucket):
 			return fmt.Errorf("hint: next work in bucket %d, hinted %d, at %d", bucket, w.hint.bucket, start)
 		}
 		// The earliest a timer due after hintUntil can come due is at
@@ -155,8 +144,6 @@ func (w *Wheel[V]) checkState(inCallback bool) error {
 			return fmt.Errorf("level 0 holds a deadline 64 ticks or more away")
 		case l == 0 && (s == pos) != (d == now):
 			return fmt.Errorf("level 0 slot %d, now's slot %d", s, pos)
-		case l == 0 && e.Link.Deadline != d:
-			return fmt.Errorf("level 0 timer postponed in place to %d", e.Link.Deadline)
 		case l == 0:
 		case bucket == w.cascading-1:
 			// A coarse slot half moved down: its timers are due from now on.
@@ -185,12 +172,10 @@ func (w *Wheel[V]) dueAt(d uint64) uint64 {
 // its block at a coarse level, but never before now.
 func (w *Wheel[V]) nextWork() uint64 {
 	least := uint64(math.MaxUint64)
-	for bucket := range w.s.buckets {
+	forEachEntry(&w.s, func(bucket int, e *packed.Entry[V]) {
 		l := levelOf(bucket)
-		for _, e := range w.s.buckets[bucket].Entries() {
-			least = min(least, max(w.s.now, blockOf(e.Deadline, l)<<levelShift(l)))
-		}
-	}
+		least = min(least, max(w.s.now, blockOf(e.Deadline, l)<<levelShift(l)))
+	})
 	return least
 }
 
@@ -204,7 +189,7 @@ func (w *Hashed[V]) check() error { return w.checkState(false) }
 func (w *Hashed[V]) checkInCallback() error { return w.checkState(true) }
 
 func (w *Hashed[V]) checkState(inCallback bool) error {
-	if w.s.buckets == nil {
+	if w.s.occupied == nil {
 		return nil
 	}
 	// The sweep has seen the buckets of ticks sweepFrom..now, but not all of
@@ -216,6 +201,10 @@ func (w *Hashed[V]) checkState(inCallback bool) error {
 	swept := w.sweepFrom <= w.s.now+1 && seen >= uint64(w.slots) && seen <= w.s.now+1
 	return checkStore(&w.s, inCallback, func(bucket int, e *packed.Entry[V]) error {
 		switch {
+		case bucket == w.firing:
+			if e.Deadline != w.s.now || !w.pending {
+				return fmt.Errorf("firing bucket holds a timer of %d, now %d, pending %v", e.Deadline, w.s.now, w.pending)
+			}
 		case w.bucketFor(e.Deadline) != bucket:
 			return fmt.Errorf("deadline in the wrong bucket")
 		case e.Deadline == w.s.now && !w.pending:
@@ -232,10 +221,19 @@ func (w *Hashed[V]) checkState(inCallback bool) error {
 // timer was postponed in place.
 func (w *Hashed[V]) nextWork() uint64 {
 	least := uint64(math.MaxUint64)
-	for bucket := range w.s.buckets {
-		for _, e := range w.s.buckets[bucket].Entries() {
-			least = min(least, e.Deadline)
+	forEachEntry(&w.s, func(_ int, e *packed.Entry[V]) { least = min(least, e.Deadline) })
+	return least
+}
+
+// forEachEntry calls f with every entry of s and its bucket.
+func forEachEntry[V any](s *store[V], f func(bucket int, e *packed.Entry[V])) {
+	for bucket := range s.entries.Buckets() {
+		for c := s.entries.Tail(bucket); c != 0; {
+			es, prev := s.entries.Chunk(c)
+			for i := range es {
+				f(bucket, &es[i])
+			}
+			c = prev
 		}
 	}
-	return least
 }

@@ -20,8 +20,8 @@ import (
 // fired or moved (a timer moves down at most once per nonzero base-64 digit
 // of its deadline, plus once each time it was pushed back in place), so
 // crossing an hour of empty 1 ms ticks costs a few bitmap tests. Buckets
-// are packed arrays that the wheel reuses (see the package documentation
-// and arrays.go).
+// are chunks of entries that the wheel reuses (see the package
+// documentation).
 //
 // The zero value is an empty wheel at tick 0, ready to use; its 704 buckets
 // are allocated on first use. A Wheel must not be copied after first use. It
@@ -54,11 +54,11 @@ type hint struct {
 }
 
 // quietUntil reports whether the wheel knows it has nothing to do up to
-// and including tick to: its hint holds and starts later, and no move down
+// and including tick to: its hint holds and starts later, no move down
 // waits to be finished (a bounded advance's, whose slot cancels may have
-// emptied since).
+// emptied since), and no chunks are due to go back (store.maybeRelease).
 func (w *Wheel[V]) quietUntil(to uint64) bool {
-	return w.hinted && to < w.hint.start && w.cascading == 0
+	return w.hinted && to < w.hint.start && w.cascading == 0 && to < w.s.releaseAt
 }
 
 // unhint forgets the hint if a timer about to be inserted at deadline d
@@ -92,8 +92,10 @@ func (w *Wheel[V]) setHint(bucket int, start uint64) {
 }
 
 func (w *Wheel[V]) ready() {
-	if w.s.buckets == nil {
-		w.s.init(levelCount*levelSlots, wheelPolicy)
+	if w.s.occupied == nil {
+		// Level 0 holds exact ticks, so only coarser levels postpone in
+		// place.
+		w.s.init(levelCount*levelSlots, levelSlots, (levelCount-1)*levelSlots)
 	}
 }
 
@@ -117,13 +119,12 @@ func (w *Wheel[V]) bucketFor(d uint64) int {
 func (w *Wheel[V]) Schedule(h *Holder, deadline uint64, v V) {
 	checkTick("Schedule", "deadline", deadline)
 	switch {
-	case h.link.Bucket == 0 && deadline > w.s.now && w.s.buckets != nil:
+	case h.link.Chunk == 0 && deadline > w.s.now && w.s.occupied != nil:
 		// The timer of a holder that is not scheduled, fired say, goes
 		// straight in.
 		w.unhint(deadline)
 		w.s.insert(&h.link, w.bucketFor(deadline), deadline, v)
-	// Level 0 holds exact ticks, so only coarser levels postpone in place.
-	case linkedBucket(&h.link) >= levelSlots && w.s.pushBack(h, deadline, v):
+	case w.s.pushBack(h, deadline, v):
 	default:
 		w.set(h, deadline, v, "Schedule")
 	}
@@ -134,14 +135,14 @@ func (w *Wheel[V]) Schedule(h *Holder, deadline uint64, v V) {
 func (w *Wheel[V]) ScheduleAfter(h *Holder, delay uint64, v V) {
 	d := afterNow("ScheduleAfter", w.s.now, delay)
 	switch {
-	case h.link.Bucket == 0 && delay-1 < levelSlots-1 && w.s.buckets != nil:
+	case h.link.Chunk == 0 && delay-1 < levelSlots-1 && w.s.occupied != nil:
 		// As in Schedule; a delay of 1 to 63 ticks is level 0's.
 		w.unhint(d)
 		w.s.insert(&h.link, int(d&(levelSlots-1)), d, v)
-	case h.link.Bucket == 0 && delay > 0 && w.s.buckets != nil:
+	case h.link.Chunk == 0 && delay > 0 && w.s.occupied != nil:
 		w.unhint(d)
 		w.s.insert(&h.link, w.bucketFor(d), d, v)
-	case linkedBucket(&h.link) >= levelSlots && w.s.pushBack(h, d, v):
+	case w.s.pushBack(h, d, v):
 	default:
 		w.set(h, d, v, "ScheduleAfter")
 	}
@@ -239,25 +240,23 @@ func (w *Wheel[V]) set(h *Holder, d uint64, v V, op string) {
 	if d <= w.s.now {
 		d = w.s.next(op)
 	}
-	if h.link.Bucket == 0 {
+	if h.link.Chunk == 0 {
 		w.ready()
 		w.unhint(d)
 		w.s.insert(&h.link, w.bucketFor(d), d, v)
 		return
 	}
-	from, b, i := w.s.locate(h, op)
-	// Level 0 holds exact ticks, so only coarser levels postpone in place.
-	if from >= levelSlots && d >= b.At(i).Deadline {
-		w.s.postpone(h, b, i, d, v)
+	e := w.s.locate(h, op)
+	from := w.s.entries.BucketOf(&h.link)
+	if w.s.postpone(h, e, from, d, v) {
 		return
 	}
 	w.unhint(d)
-	w.s.move(h, from, b, i, w.bucketFor(d), d, v)
+	w.s.move(h, e, from, w.bucketFor(d), d, v)
 }
 
 // Cancel stops the timer of h and reports whether it was active. Cancelling
-// an inactive holder does nothing and returns false. O(1) amortized: a
-// bucket left a quarter full moves to a smaller array.
+// an inactive holder does nothing and returns false. O(1).
 //
 // It panics, before changing anything, if h is active but not in this wheel,
 // was copied, or was overwritten.
@@ -328,7 +327,7 @@ func (w *Wheel[V]) advance(op string, to uint64, limit int, out *sink[V]) bool {
 	switch {
 	case to < w.s.now:
 		return true
-	case w.s.buckets == nil:
+	case w.s.occupied == nil:
 		w.s.now = to // no buckets, nothing to fire
 		return true
 	}
@@ -344,7 +343,7 @@ func (w *Wheel[V]) advance(op string, to uint64, limit int, out *sink[V]) bool {
 // coarse slot half moved.
 // O(levels); it allocates nothing.
 func (w *Wheel[V]) NextExpiry(limit uint64) uint64 {
-	if w.cascading != 0 && w.s.buckets[w.cascading-1].Len() > 0 {
+	if w.cascading != 0 && !w.s.entries.Empty(w.cascading-1) {
 		return min(w.s.now, limit)
 	}
 	bucket, start, ok := w.next()
@@ -448,7 +447,7 @@ func (w *Wheel[V]) walk(to uint64, limit int, out *sink[V]) bool {
 			}
 			continue
 		}
-		if !w.fire(bucket, &work, limit, out) {
+		if !w.s.fire(bucket, &work, limit, out) {
 			return false
 		}
 		if start == to {
@@ -460,33 +459,8 @@ func (w *Wheel[V]) walk(to uint64, limit int, out *sink[V]) bool {
 	if to > w.s.now {
 		w.s.now = to
 	}
-	if w.s.overKept() { // for the slots that fired
-		w.s.reclaim()
-	}
-	return true
-}
-
-// fire fires the timers of level-0 bucket, whose tick is Now, last first
-// so that each leaves its bucket without moving another, and stops when
-// work reaches limit. No callback can add to the bucket: what they
-// schedule is due after Now. The bucket keeps its array for its next fill,
-// 64 ticks on (see store.keep).
-func (w *Wheel[V]) fire(bucket int, work *int, limit int, out *sink[V]) bool {
-	b := &w.s.buckets[bucket]
-	for b.Len() > 0 {
-		if *work == limit {
-			return false
-		}
-		e := b.Pop()
-		w.s.live--
-		if b.Len() == 0 { // before the last callback, which may panic
-			// Level 0 has no heirs: the slot refills within 64 ticks.
-			w.s.occupied.clear(bucket)
-			w.s.keep(bucket, b)
-		}
-		unlink(e.Link)
-		*work++
-		out.deliver(e.Value)
+	if w.s.now >= w.s.releaseAt {
+		w.s.release()
 	}
 	return true
 }
@@ -499,45 +473,15 @@ func (w *Wheel[V]) fire(bucket int, work *int, limit int, out *sink[V]) bool {
 // resume.
 func (w *Wheel[V]) cascade(bucket int, work *int, limit int) bool {
 	w.hinted = false // walk computes it again once it is done
-	if n := w.s.buckets[bucket].Len(); n >= presizeFrom && n <= limit-*work {
-		w.presize(bucket)
-	}
-	for w.s.buckets[bucket].Len() > 0 {
+	for !w.s.entries.Empty(bucket) {
 		if *work == limit {
 			return false
 		}
-		e := w.s.drain(bucket, w.s.buckets[bucket].Len()-1)
+		e := w.s.pop(bucket)
 		d := e.Link.Deadline
 		w.s.insert(e.Link, w.bucketFor(d), d, e.Value)
 		*work++
 	}
 	w.cascading = 0
 	return true
-}
-
-// presize grows each bucket of the levels below that the timers of a
-// coarse bucket, about to move down, will land in, once and to the size it
-// will reach. Otherwise the dozens of buckets that a crowded slot spreads
-// into all grow at the same moment a class at a time, which needs more
-// spare arrays at once than the shelf keeps and has it allocate on every
-// rotation. Each goes to the level of its deadline's highest nonzero
-// digit below the slot's level (level 0 within 64 ticks). It counts by the
-// entries' own deadlines, which are sequential in memory; a timer postponed in
-// place moves further than that, so its bucket may end up a little larger
-// than needed, never too small to work. O(entries in the bucket), done only
-// when the whole bucket moves in one call, so that AdvanceLimit still
-// bounds the work of one call.
-func (w *Wheel[V]) presize(bucket int) {
-	below := bucketAt(levelOf(bucket), 0) // the first bucket of its level
-	var count [(levelCount - 1) * levelSlots]int32
-	for _, e := range w.s.buckets[bucket].Entries() {
-		if to := w.bucketFor(e.Deadline); to < below {
-			count[to]++
-		}
-	}
-	for to, n := range count[:below] {
-		if n > 0 {
-			w.s.reserve(to, &w.s.buckets[to], int(n))
-		}
-	}
 }

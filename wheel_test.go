@@ -52,9 +52,9 @@ func TestMovesCounted(t *testing.T) {
 		want := moves(now, d)
 		count := 0
 		for h.Active() {
-			level := levelOf(linkedBucket(&h.link))
+			level := levelOf(w.bucketOf(&h))
 			w.AdvanceLimit(d, 1, nil)
-			if h.Active() && levelOf(linkedBucket(&h.link)) != level {
+			if h.Active() && levelOf(w.bucketOf(&h)) != level {
 				count++
 			}
 		}
