@@ -106,3 +106,30 @@ func TestEarlyFireAfterNextExpiryInCallback(t *testing.T) {
 	require.Equal(t, 1, fired)
 	require.Equal(t, uint64(200), w.Now())
 }
+
+// TestStaleLevel0HeirPanics is issue 28's second bug: a level-0 slot's
+// kept array, named as its level's heir, was replaced by a smaller one
+// without the heir knowing, and the next slot to grow took it. Buckets of
+// chunks have no heirs; the sequence stays as a test of crowds that fire,
+// refill, empty by cancels and shrink in level 0.
+func TestStaleLevel0HeirPanics(t *testing.T) {
+	var w Wheel[int]
+	hs := make([]Holder, 1022)
+	for i := range hs { // level 1; moving down presizes slot 0
+		w.Schedule(&hs[i], 64, i)
+	}
+	w.Advance(127, nil) // they fire at 64
+	for i := range 63 { // slot 1 (tick 129) grows to 63 entries
+		w.Schedule(&hs[i], 129, i)
+	}
+	a, b := &hs[1000], &hs[1001]
+	w.Schedule(a, 128, 0) // slot 0 refills its big array...
+	w.Cancel(a)           // ...and empties by a cancel
+	w.Schedule(a, 128, 0)
+	w.Schedule(b, 128, 0)
+	w.Cancel(b)         // one entry left: slot 0 shrinks
+	w.Advance(128, nil) // fires a
+	w.Schedule(&hs[63], 129, 63)
+	require.Equal(t, 64, w.Len())
+	require.NoError(t, w.check())
+}
