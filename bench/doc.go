@@ -48,3 +48,5 @@
 // wheels, the list wheel and the heap; cmd/report runs the matrix and
 // writes results/results.md and results/churn.png.
 package bench
+
+//go:generate go run gen.go

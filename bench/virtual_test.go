@@ -1,6 +1,12 @@
 package bench
 
-import "time"
+import (
+	"testing"
+	"time"
+
+	"github.com/packwheel/packwheel/bench/internal/implgen"
+	"github.com/stretchr/testify/require"
+)
 
 // The virtual clock of the wheels and the heap: 1 ms ticks.
 const (
@@ -36,12 +42,12 @@ func (p *pacer) tick() bool {
 // expiries, with the expiry callback made once so that passing it to Advance
 // allocates nothing.
 //
-// The loops of hashed_test.go, wheel_test.go and heap_test.go are copies
-// on purpose: each calls its implementation's concrete methods, which the
-// compiler can inline. Folded into one generic loop over an interface they
-// paid an indirect call per operation (one run on 2026-11-22, Churn at
-// n=10000: 7.2-8.1 ns became 8.5-13.7 ns for the wheels), which would
-// charge packwheel for the benchmark's structure.
+// Each implementation's loops, in virtual_<impl>_test.go, are generated
+// from one template (internal/implgen), so that each calls its
+// implementation's concrete methods, which the compiler can inline: one
+// generic loop over an interface or a type parameter would pay an indirect
+// call per operation, and charge packwheel for the benchmark's structure.
+// TestGenerated fails when they are stale.
 type virtual[T any] struct {
 	items []T
 	picker
@@ -98,4 +104,10 @@ func (v *virtual[T]) driveWith(now uint64, next func(limit uint64) uint64, advan
 		close(quit)
 		<-done
 	}
+}
+
+// TestGenerated fails when a virtual_*_test.go file is not what implgen
+// makes of its template: run go generate in this directory.
+func TestGenerated(t *testing.T) {
+	require.NoError(t, implgen.Adapter.Stale("."))
 }
