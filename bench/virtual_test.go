@@ -1,12 +1,6 @@
 package bench
 
-import (
-	"testing"
-	"time"
-
-	"github.com/packwheel/packwheel/bench/internal/implgen"
-	"github.com/stretchr/testify/require"
-)
+import "time"
 
 // The virtual clock of the wheels and the heap: 1 ms ticks.
 const (
@@ -47,7 +41,7 @@ func (p *pacer) tick() bool {
 // implementation's concrete methods, which the compiler can inline: one
 // generic loop over an interface or a type parameter would pay an indirect
 // call per operation, and charge packwheel for the benchmark's structure.
-// TestGenerated fails when they are stale.
+// implgen's TestGenerated fails when they are stale.
 type virtual[T any] struct {
 	items []T
 	picker
@@ -104,10 +98,4 @@ func (v *virtual[T]) driveWith(now uint64, next func(limit uint64) uint64, advan
 		close(quit)
 		<-done
 	}
-}
-
-// TestGenerated fails when a virtual_*_test.go file is not what implgen
-// makes of its template: run go generate in this directory.
-func TestGenerated(t *testing.T) {
-	require.NoError(t, implgen.Adapter.Stale("."))
 }

@@ -8,7 +8,7 @@
 // Through an interface, or through generic code (which Go compiles once for
 // every pointer type, with a dictionary), no call to the queue could be
 // inlined, and every implementation paid for a dispatch its users would
-// not. Each package's generate line writes its kind (Kind.Write); its
+// not. Each package's generate line writes its kind (Kind.Write);
 // TestGenerated fails when a file is stale (Kind.Stale).
 package implgen
 

@@ -4,8 +4,6 @@ import (
 	"fmt"
 	"testing"
 
-	"github.com/packwheel/packwheel/bench/internal/implgen"
-
 	"github.com/stretchr/testify/require"
 )
 
@@ -45,10 +43,4 @@ func TestZeroAllocs(t *testing.T) {
 			})
 		}
 	}
-}
-
-// TestGenerated fails when a sim_*.go file is not what implgen makes of
-// its template: run go generate in this directory.
-func TestGenerated(t *testing.T) {
-	require.NoError(t, implgen.Sim.Stale("."))
 }
