@@ -1,6 +1,7 @@
 package packwheel_test
 
 import (
+	"encoding/json"
 	"fmt"
 	"go/ast"
 	"go/doc"
@@ -8,6 +9,7 @@ import (
 	"go/scanner"
 	"go/token"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"regexp"
 	"strings"
@@ -25,13 +27,17 @@ var snippetSource = regexp.MustCompile(`^// runnable: go test -run '\^(Example\w
 // comment), and its lines of code must appear, in order, in the file that
 // holds that Example, so that they compile and run there. Comments and
 // layout may differ; lines the snippet leaves out (set-up, the example's
-// client) may lie between.
+// client) may lie between. A whole program (package main) is
+// TestReadmeMain's.
 func TestReadmeSnippets(t *testing.T) {
 	readme, err := os.ReadFile("README.md")
 	require.NoError(t, err)
 	snippets := goSnippets(string(readme))
 	require.NotEmpty(t, snippets)
 	for _, sn := range snippets {
+		if isProgram(t, sn) {
+			continue
+		}
 		t.Run(fmt.Sprintf("README.md:%d", sn.line), func(t *testing.T) {
 			first, body, _ := strings.Cut(sn.text, "\n")
 			m := snippetSource.FindStringSubmatch(first)
@@ -57,6 +63,44 @@ func TestReadmeSnippets(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestReadmeMain builds README.md's whole program ("Using it in your
+// module") as the file stands, a package of its own importing packwheel's
+// idleconn and gnet, against this module and the gnet version it
+// requires. The package exists only in the build's overlay, so nothing is
+// written into the tree.
+func TestReadmeMain(t *testing.T) {
+	readme, err := os.ReadFile("README.md")
+	require.NoError(t, err)
+	var programs []snippet
+	for _, sn := range goSnippets(string(readme)) {
+		if isProgram(t, sn) {
+			programs = append(programs, sn)
+		}
+	}
+	require.Len(t, programs, 1, "README.md has one whole program")
+	root, err := os.Getwd()
+	require.NoError(t, err)
+	pkg := filepath.Join(root, "internal", "readmemain")
+	require.NoDirExists(t, pkg, "the overlay's package must not exist on disk")
+	dir := t.TempDir()
+	src, overlay := filepath.Join(dir, "main.go"), filepath.Join(dir, "overlay.json")
+	require.NoError(t, os.WriteFile(src, []byte(programs[0].text), 0o644))
+	replace, err := json.Marshal(map[string]map[string]string{"Replace": {filepath.Join(pkg, "main.go"): src}})
+	require.NoError(t, err)
+	require.NoError(t, os.WriteFile(overlay, replace, 0o644))
+	build := exec.Command("go", "build", "-overlay", overlay, "-o", filepath.Join(dir, "main"), "./internal/readmemain")
+	out, err := build.CombinedOutput()
+	require.NoError(t, err, "README.md:%d: the program does not build:\n%s", programs[0].line, out)
+}
+
+// isProgram reports whether sn is a whole program: its first line of code
+// is "package main".
+func isProgram(t *testing.T, sn snippet) bool {
+	lines, err := codeLines(sn.text)
+	require.NoError(t, err, "README.md:%d", sn.line)
+	return len(lines) > 0 && lines[0] == "package main"
 }
 
 // snippet is a fenced Go block of README.md.

@@ -226,11 +226,11 @@ func BenchmarkIdleCPU(b *testing.B) {
 	})
 }
 
-// idleSlice is the sleep of one op of IdleCPU. The benchmark's own sleeps
-// cost CPU too, the same for every implementation, and what the rows of
-// the virtual-clock implementations, which have nothing to do, show: a
-// wake-up cost 0.1-0.2 ms of CPU on the machines measured, so 10 ms
-// sleeps burned a 50th of a CPU and 100 ms sleeps a 400th.
+// idleSlice is the sleep of one op of IdleCPU. The benchmark's own
+// wake-ups cost CPU too, the same for every implementation: they are what
+// the rows of the virtual-clock implementations, which have nothing to
+// do, show (results.md's IdleCPU table). A long sleep keeps that floor far
+// under the peers' tickers, which wake every few ms.
 const idleSlice = 100 * time.Millisecond
 
 // cpuTime returns the CPU time, user and system, that the process has

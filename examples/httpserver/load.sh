@@ -3,9 +3,10 @@
 # keep-alive connections, with its timeouts on and off, in alternating
 # runs, and prints requests/s, latency and the on/off ratio of each round
 # with their median and spread. It is a benchmark, not a test: CI does not
-# run it. Run it under the measure lock if others share the machine.
+# run it. If others share the machine, run it under the measure lock
+# (bench/README.md, "The measure lock"), one measurement at a time:
 #
-#   examples/httpserver/load.sh [duration-per-run] [rounds]   # default 5s, 10
+#   flock /tmp/measure.lock examples/httpserver/load.sh [duration-per-run] [rounds]   # default 5s, 10
 #
 # It runs 2 x 2 x ROUNDS wrk runs of DURATION each, plus about a second
 # each to start and stop the server: 3 min 40 s with the defaults. If wrk

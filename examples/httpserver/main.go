@@ -70,7 +70,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	fs.IntVar(&cfg.maxConns, "max-conns", defaults.maxConns, "refuse connections beyond this many open, with 503; keep it under ulimit -n (0: derived from it)")
 	fs.DurationVar(&cfg.drain, "drain", defaults.drain, "on SIGINT or SIGTERM, how long requests in flight may take")
 	fs.BoolVar(&cfg.timeouts, "timeouts", defaults.timeouts, "false turns every time limit off")
-	every := fs.Duration("stats", 0, "interval between status lines: open connections, reaped by reason, refused (0: only the last, at a stop)")
+	every := cli.StatsFlag(fs, 0)
 	nethttp := fs.Bool("nethttp", false, "serve the same routes with Go's net/http, its ReadHeaderTimeout, IdleTimeout and WriteTimeout set from these flags (-max-life and -max-conns do not apply)")
 	if err := cli.Parse(fs, args); err != nil {
 		return err
@@ -96,8 +96,6 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		return cli.Usagef("-max-conns %d: must not be negative (0: derived from ulimit -n)", cfg.maxConns)
 	case cfg.drain < 0:
 		return cli.Usagef("-drain %v: must not be negative", cfg.drain)
-	case *every < 0:
-		return cli.Usagef("-stats %v: must not be negative (0: only the last, at a stop)", *every)
 	}
 	if *nethttp {
 		if cfg.maxLife != 0 || cfg.maxConns != 0 || *every != 0 {

@@ -122,6 +122,17 @@ func parseFlags(args []string) (config, error) {
 // say it stopped by itself, which the engine's shutdown takes a few ms to.
 const stopGrace = 500 * time.Millisecond
 
+// progressTimes returns when, from the start of a run of duration d, the
+// demo prints its progress: at each whole second before the end, and at
+// the end.
+func progressTimes(d time.Duration) []time.Duration {
+	var at []time.Duration
+	for t := time.Second; t < d; t += time.Second {
+		at = append(at, t)
+	}
+	return append(at, d)
+}
+
 // demo serves, runs the clients for cfg.duration while printing progress
 // to out, and prints the final table. It stops early, with an error, if a
 // client fails or the server stops.
@@ -150,16 +161,21 @@ func demo(ctx context.Context, cfg config, out io.Writer) (*results, error) {
 	// a dial: the clients tell the end of the run from a failure.
 	runCtx, cancel := context.WithCancel(ctx)
 	defer cancel()
-	time.AfterFunc(cfg.duration, cancel)
 	fleet := startClients(runCtx, cfg, srv.addr, srv.kinds)
 	start := time.Now()
 	peak := 0
-	tk := time.NewTicker(time.Second)
-	defer tk.Stop()
-	for done := false; !done; {
+	// One timer paces the progress lines, so that each is printed once,
+	// the last at the run's end. A ticker beside a separate timer for the
+	// end printed the last line twice whenever both were ready when the
+	// loop looked, as on a busy machine (TestProgressOncePerTime).
+	timer := time.NewTimer(time.Hour)
+	defer timer.Stop()
+	for _, at := range progressTimes(cfg.duration) {
+		timer.Reset(time.Until(start.Add(at)))
+		interrupted := false
 		select {
-		case <-runCtx.Done():
-			done = true
+		case <-runCtx.Done(): // ctx's: SIGINT or SIGTERM
+			interrupted = true
 		case <-fleet.failed:
 			cancel()
 			fleet.wait()
@@ -178,13 +194,17 @@ func demo(ctx context.Context, cfg config, out io.Writer) (*results, error) {
 			cancel()
 			fleet.wait()
 			return nil, srv.stopped(err, limit)
-		case <-tk.C:
+		case <-timer.C:
 		}
 		s := srv.h.Stats()
 		peak = max(peak, s.Tracked)
 		fmt.Fprintf(out, "%5.1fs  open %5d  reaped idle %6d  lifetime %5d  closed early %d\n",
 			time.Since(start).Seconds(), s.Tracked, s.Reaped(idleconn.Idle), s.Reaped(idleconn.Lifetime), srv.res.closedEarly())
+		if interrupted {
+			break
+		}
 	}
+	cancel()
 	fleet.wait()
 	if err := srv.stop(); err != nil {
 		return nil, err

@@ -8,6 +8,7 @@ import (
 	"net/netip"
 	"os"
 	"os/exec"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -36,6 +37,7 @@ func TestTiny(t *testing.T) {
 	}
 	requireCountsAddUp(t, res)
 	require.Contains(t, out.String(), "closed early")
+	require.Len(t, progressLine.FindAllString(out.String(), -1), 2, "a line at 1s and one at the end, 1.5s")
 	// What each row counts, from the run's own settings.
 	require.Contains(t, out.String(), "each makes several connections in 1.5s:\n"+
 		"  chatty   talk every 50ms and hang up after 400ms: about 4 connections each, closed by the client\n"+
@@ -43,6 +45,56 @@ func TestTiny(t *testing.T) {
 		"  trickle  send a byte every 100ms: reaped at MaxLifetime, 500ms, about 3 each\n")
 	require.Contains(t, out.String(), "wheel memory:")
 	require.NotContains(t, out.String(), "note:", "127.0.0.10 and up are local on Linux")
+}
+
+// progressLine matches a progress line of the demo's output.
+var progressLine = regexp.MustCompile(`(?m)^ *\d+\.\ds  open `)
+
+// TestProgressTimes checks when the progress lines are due: each whole
+// second before the end, and the end, once.
+func TestProgressTimes(t *testing.T) {
+	for _, tc := range []struct {
+		d    time.Duration
+		want []time.Duration
+	}{
+		{10 * time.Second, []time.Duration{1 * time.Second, 2 * time.Second, 3 * time.Second, 4 * time.Second,
+			5 * time.Second, 6 * time.Second, 7 * time.Second, 8 * time.Second, 9 * time.Second, 10 * time.Second}},
+		{1500 * time.Millisecond, []time.Duration{time.Second, 1500 * time.Millisecond}},
+		{time.Second, []time.Duration{time.Second}},
+		{400 * time.Millisecond, []time.Duration{400 * time.Millisecond}},
+	} {
+		require.Equal(t, tc.want, progressTimes(tc.d), "%v", tc.d)
+	}
+}
+
+// slowTerminal is an output that takes longer than the interval between
+// progress lines to show the first one, as a loaded machine may.
+type slowTerminal struct {
+	bytes.Buffer
+	slept bool
+}
+
+func (w *slowTerminal) Write(p []byte) (int, error) {
+	if !w.slept && progressLine.Match(p) {
+		w.slept = true
+		time.Sleep(1200 * time.Millisecond)
+	}
+	return w.Buffer.Write(p)
+}
+
+// TestProgressOncePerTime runs a demo whose progress loop falls behind:
+// the line after the late one, the last, comes at once, and once. The
+// demo once kept a ticker and a separate end-of-run cancel, and printed
+// its last line twice when both were ready as the loop came back, as
+// here half the time.
+func TestProgressOncePerTime(t *testing.T) {
+	cfg, err := parseFlags([]string{"-chatty", "4", "-silent", "4", "-trickle", "4",
+		"-timeout", "200ms", "-max-life", "500ms", "-duration", "1500ms", "-loops", "1"})
+	require.NoError(t, err)
+	var out slowTerminal
+	_, err = demo(context.Background(), cfg, &out)
+	require.NoError(t, err, out.String())
+	require.Len(t, progressLine.FindAllString(out.String(), -1), 2, out.String())
 }
 
 // requireCountsAddUp checks that every connection the server accepted is

@@ -16,10 +16,11 @@
 // (by default derived from ulimit -n) bounds how many there are.
 //
 // It prints "listening on ADDR" once it accepts connections, then a status
-// line every few seconds with the open, reaped and refused counts. On
-// SIGINT or SIGTERM it shuts down gracefully (idleconn's Shutdown): it
-// refuses new connections, closes the others once their output has
-// drained, for at most -drain, prints a last status line and "stopped",
+// line with the open, reaped and refused counts every -stats (5s; 0 for
+// none but the last). On SIGINT or SIGTERM it shuts down gracefully
+// (idleconn's Shutdown): it refuses new connections, closes the others
+// once their output has drained, for at most -drain, prints a last status
+// line and "stopped",
 // and exits 0. It exits with status 2 on a usage error (a bad flag or
 // value, or any argument that is not a flag), and 1 on any other error,
 // including the engine stopping on its own: gnet stops its whole engine
@@ -59,7 +60,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	maxInput := fs.Int("max-input", 256<<10, "close connections with more input than this unread, in bytes")
 	maxConns := fs.Int("max-conns", 0, "refuse connections beyond this many open; keep it under ulimit -n (0: derived from it)")
 	drain := fs.Duration("drain", 10*time.Second, "on SIGINT or SIGTERM, how long connections may take to finish")
-	every := fs.Duration("stats", 5*time.Second, "interval between status lines")
+	every := cli.StatsFlag(fs, 5*time.Second)
 	if err := cli.Parse(fs, args); err != nil {
 		return err
 	}
@@ -89,8 +90,6 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		return cli.Usagef("-max-input %d: must be positive", *maxInput)
 	case *drain < 0:
 		return cli.Usagef("-drain %v: must not be negative", *drain)
-	case *every <= 0:
-		return cli.Usagef("-stats %v: must be positive", *every)
 	}
 	if err := cli.CheckLoops(*loops); err != nil {
 		return err

@@ -51,6 +51,31 @@ func TestRun(t *testing.T) {
 	cmdtest.WaitLine(t, out, "stopped")
 }
 
+// TestStatsOnlyAtStop checks that -stats 0 means what it does in
+// httpserver: no status line while serving, and the last one at the stop.
+// (idleserver once refused it.)
+func TestStatsOnlyAtStop(t *testing.T) {
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	var out strings.Builder
+	done := make(chan error, 1)
+	r, w := io.Pipe()
+	go func() {
+		done <- run(ctx, []string{"-addr", "127.0.0.1:0", "-loops", "1", "-stats", "0"}, w)
+		_ = w.Close()
+	}()
+	lines := cmdtest.Lines(r)
+	out.WriteString(cmdtest.WaitLine(t, lines, "listening on ") + "\n")
+	cancel()
+	for line := range lines {
+		out.WriteString(line + "\n")
+	}
+	require.NoError(t, <-done)
+	require.Regexp(t, `^listening on 127\.0\.0\.1:\d+\n`+
+		`open 0  reaped 0 \(idle 0, lifetime 0, write stall 0, output full 0, input full 0, shed 0, shutdown 0\)  refused 0\n`+
+		`stopped\n$`, out.String())
+}
+
 // TestFlags checks that run refuses each bad value before serving, with
 // an error that names the flag. TestUsage covers what fs.Parse refuses.
 func TestFlags(t *testing.T) {
@@ -69,7 +94,7 @@ func TestFlags(t *testing.T) {
 		{[]string{"-max-conns", "-1"}, "-max-conns -1: must not be negative (0: derived from ulimit -n)"},
 		{[]string{"-timeout", "1s", "x"}, `unexpected argument "x": idleserver takes flags only (see -h), and flags after an argument would be ignored`},
 		{[]string{"-loops", "0"}, "-loops 0: must be between 1 and 256, the most gnet runs"},
-		{[]string{"-stats", "0s"}, "-stats 0s: must be positive"},
+		{[]string{"-stats", "-1s"}, `invalid value "-1s" for flag -stats: must not be negative (0: only the last, at a stop)`},
 		{[]string{"-max-output", "0"}, "-max-output 0: must be positive"},
 		{[]string{"-max-input", "-1"}, "-max-input -1: must be positive"},
 		{[]string{"-drain", "-1s"}, "-drain -1s: must not be negative"},

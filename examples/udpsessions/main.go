@@ -7,10 +7,13 @@
 //
 // Try it with:
 //
-//	go run ./examples/udpsessions -timeout 3s &
+//	go build -o /tmp/udpsessions ./examples/udpsessions
+//	/tmp/udpsessions -timeout 3s &
 //	echo hi > /dev/udp/127.0.0.1/9001 # bash
+//	kill $!
 //
-// It stops on SIGINT or SIGTERM. It takes flags only, and exits with
+// It stops on SIGINT or SIGTERM, which reach it only when it runs as its
+// own command: kill stops go run, not the program it runs. It takes flags only, and exits with
 // status 2 for a bad command line, a malformed -addr included, and 1 if it
 // cannot listen.
 package main

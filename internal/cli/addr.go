@@ -16,35 +16,45 @@ import (
 // host that is neither an IP address nor a host name. fs then reports it
 // as a bad command line, as it does a bad number, before anything starts.
 // Whether a host name resolves, or the port is free, is learnt only by
-// listening.
+// listening. A refusal gives value, the command's own default, as the
+// example of a good address.
 func AddrFlag(fs *flag.FlagSet, name, value, usage string) *string {
-	a := addrValue(value)
-	fs.Var(&a, name, usage)
-	return (*string)(&a)
+	a := &addrValue{addr: value, example: value}
+	fs.Var(a, name, usage)
+	return &a.addr
 }
 
 // addrValue is an AddrFlag's value.
-type addrValue string
+type addrValue struct {
+	addr    string
+	example string // what a refusal shows as a good address
+}
 
-func (a *addrValue) String() string { return string(*a) }
+func (a *addrValue) String() string {
+	if a == nil { // the flag package's zero value, for -h
+		return ""
+	}
+	return a.addr
+}
 
 func (a *addrValue) Set(s string) error {
-	if err := checkAddr(s); err != nil {
+	if err := checkAddr(s, a.example); err != nil {
 		return err
 	}
-	*a = addrValue(s)
+	a.addr = s
 	return nil
 }
 
-// checkAddr returns why addr is no address to listen on, or nil.
-func checkAddr(addr string) error {
+// checkAddr returns why addr is no address to listen on, or nil; example
+// is a good one, to show.
+func checkAddr(addr, example string) error {
 	host, port, err := net.SplitHostPort(addr)
 	if err != nil {
 		var addrErr *net.AddrError
 		if errors.As(err, &addrErr) {
 			// "address nonsense: missing port in address" names addr twice
 			// once the flag package has quoted it.
-			return fmt.Errorf("want host:port, as in 127.0.0.1:9000 (%s)", addrErr.Err)
+			return fmt.Errorf("want host:port, as in %s (%s)", example, addrErr.Err)
 		}
 		return err
 	}

@@ -10,15 +10,17 @@ import (
 )
 
 // TestAddrFlag checks that a bad address is a bad command line, refused
-// while parsing, and that a good one, or none, is what the flag holds.
+// while parsing with the flag's default as the example of a good one, and
+// that a good one, or none, is what the flag holds.
 func TestAddrFlag(t *testing.T) {
-	parse := func(args ...string) (string, error) {
+	parseWith := func(value string, args ...string) (string, error) {
 		fs := flag.NewFlagSet("demo", flag.ContinueOnError)
 		fs.SetOutput(io.Discard)
-		addr := AddrFlag(fs, "addr", "127.0.0.1:9000", "`address` to listen on")
+		addr := AddrFlag(fs, "addr", value, "`address` to listen on")
 		err := Parse(fs, args)
 		return *addr, err
 	}
+	parse := func(args ...string) (string, error) { return parseWith("127.0.0.1:9000", args...) }
 	addr, err := parse()
 	require.NoError(t, err)
 	require.Equal(t, "127.0.0.1:9000", addr)
@@ -30,6 +32,10 @@ func TestAddrFlag(t *testing.T) {
 	var usage UsageError
 	require.ErrorAs(t, err, &usage)
 	require.EqualError(t, err, `invalid value "nonsense" for flag -addr: want host:port, as in 127.0.0.1:9000 (missing port in address)`)
+
+	// httpserver's default is 8080: its refusal once suggested 9000.
+	_, err = parseWith("127.0.0.1:8080", "-addr", "8080")
+	require.EqualError(t, err, `invalid value "8080" for flag -addr: want host:port, as in 127.0.0.1:8080 (missing port in address)`)
 }
 
 // TestCheckAddr checks which addresses are refused before listening:
@@ -41,7 +47,7 @@ func TestCheckAddr(t *testing.T) {
 		"127.0.0.1:0", ":0", "[::1]:0", "localhost:0", "127.0.0.1:00",
 		"example.com:80", "example.com.:80", "my-host_1:65535", "[fe80::1%lo]:80", "0.0.0.0:9000",
 	} {
-		require.NoError(t, checkAddr(addr), addr)
+		require.NoError(t, checkAddr(addr, "127.0.0.1:9000"), addr)
 	}
 	for _, addr := range []string{"127.0.0.1:0", "localhost:0", "127.0.0.1:00"} {
 		ln, err := net.Listen("tcp", addr)
@@ -64,6 +70,6 @@ func TestCheckAddr(t *testing.T) {
 		{"a..b:80", `host "a..b": want an IP address, a host name, or nothing for every address`},
 		{"host/path:80", `host "host/path": want an IP address, a host name, or nothing for every address`},
 	} {
-		require.EqualError(t, checkAddr(tc.addr), tc.want, tc.addr)
+		require.EqualError(t, checkAddr(tc.addr, "127.0.0.1:9000"), tc.want, tc.addr)
 	}
 }

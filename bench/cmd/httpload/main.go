@@ -27,8 +27,9 @@
 //	                       descriptors every second, how each client ended,
 //	                       and the server's own count of why it closed them
 //
-// Run it from the bench module's directory, under the measure lock, one
-// scenario at a time (-h says how long each takes):
+// Run it from the bench module's directory, under the measure lock
+// (bench/README.md, "The measure lock"), one scenario at a time (-h says
+// how long each takes):
 //
 //	flock /tmp/measure.lock go run ./cmd/httpload -scenario load -label after-bounds
 //	flock /tmp/measure.lock go run ./cmd/httpload -scenario attack -label after-bounds

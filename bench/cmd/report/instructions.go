@@ -1,7 +1,6 @@
 package main
 
 import (
-	"bufio"
 	"fmt"
 	"io"
 	"os"
@@ -119,15 +118,15 @@ func parseAnnotated(text string) (total, sim int64, err error) {
 	return total, sim, nil
 }
 
-// parseInstructions reads the lines countInstructions wrote.
+// parseInstructions reads the lines countInstructions wrote, a run for
+// each line nonEmptyLines returns.
 func parseInstructions(r io.Reader) ([]instrRun, error) {
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nil, err
+	}
 	var runs []instrRun
-	sc := bufio.NewScanner(r)
-	for sc.Scan() {
-		line := strings.TrimSpace(sc.Text())
-		if line == "" {
-			continue
-		}
+	for _, line := range nonEmptyLines(data) {
 		f, err := parseFields(line, "requested", "instructions", "sim_instructions")
 		if err != nil {
 			return nil, fmt.Errorf("%s: %w", instrFile, err)
@@ -139,7 +138,18 @@ func parseInstructions(r io.Reader) ([]instrRun, error) {
 		}
 		runs = append(runs, run)
 	}
-	return runs, sc.Err()
+	return runs, nil
+}
+
+// nonEmptyLines returns the lines of data that are not blank, trimmed.
+func nonEmptyLines(data []byte) []string {
+	var lines []string
+	for _, line := range strings.Split(string(data), "\n") {
+		if line = strings.TrimSpace(line); line != "" {
+			lines = append(lines, line)
+		}
+	}
+	return lines
 }
 
 // readInstructions returns the instruction counts in dir, none if it has

@@ -1,30 +1,26 @@
 // Command report runs packwheel's benchmark matrix and the work-unit
 // workload, and writes the results where people can look at them:
 //
-//	results/results.md  every table: medians of several runs, ratios to timer-reset
-//	results/summary.md  the README's performance section, made from the same figures,
-//	                    which the report also writes into README.md (readme.go)
-//	results/churn.png   churn ns/op against n, log-log, every implementation
-//	results/raw.txt     the benchmarks' output, for benchstat, with the run's settings
-//	results/benchstat.txt benchstat's summary of raw.txt: medians with 95% confidence intervals
-//	results/workunits.txt one line per work-unit run
-//	results/instructions.txt the work units' instruction counts, if -instructions made them
+//	results.md     every table: medians of several runs, ratios to timer-reset
+//	summary.md     the README's performance section, made from the same figures
+//	churn.png      churn ns/op against n, log-log, every implementation
+//	raw.txt        the benchmarks' output, for benchstat, with the run's settings
+//	benchstat.txt  benchstat's summary of raw.txt: medians with 95% confidence intervals
+//	workunits.txt  one line per work-unit run
+//	instructions.txt the work units' instruction counts, if -instructions made them
 //
-// Run it from the bench module's directory:
+// It writes them to a new temporary directory, which it names, unless
+// -out names another; it replaces the committed results only when asked
+// to by name, -out results -readme, which also rewrites README.md's
+// performance block from them (readme.go). A row the committed results
+// have is never dropped without a word: a measurement into a directory
+// with runs of the C++ reference needs -reference to run it again, and
+// -instructions without -reference keeps the reference's count.
 //
-//	go run ./cmd/report          # the full matrix: about 50 minutes on 2 CPUs (-count 3: 30)
-//	go run ./cmd/report -quick   # n <= 100k, short runs: about two minutes
-//	go run ./cmd/report -instructions 1000 -reference PATH  # instruction counts only, under valgrind: six minutes
-//
-// A quick run writes to a temporary directory unless -out is given, so that
-// it does not replace the committed results. The tables and the chart are
-// made from raw.txt, workunits.txt and instructions.txt alone; -regen
-// remakes them without measuring, and -instructions adds its counts to
-// those a measurement left in -out.
-//
-// It checks its flags, the programs they call for and the output
-// directory before it measures anything, and exits 2 if they will not do
-// (TestInputsCheckedFirst); 1 if a measurement fails.
+// How to run it, how long each run takes and what each figure means:
+// bench/README.md. It checks its flags, the programs they call for and the
+// output directory before it measures anything, and exits 2 if they will
+// not do (TestInputsCheckedFirst); 1 if a measurement fails.
 package main
 
 import (
@@ -35,6 +31,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -53,9 +50,15 @@ type options struct {
 	sizes, pairs     []int
 	reference        string
 	dir              string // output directory; "" for a new temporary one
+	readme           bool   // rewrite README.md's block: dir is the committed results
 	regen            bool
-	instructions     int // pairs to count instructions at; 0 for none
+	instructions     int    // pairs to count instructions at; 0 for none
+	counted          []byte // what instrFile in dir held before -instructions rewrites it
 }
+
+// measuring reports whether o times anything: -regen and -instructions
+// do not.
+func (o options) measuring() bool { return o.instructions == 0 && !o.regen }
 
 // run does what args ask. Every input it can check, it checks before
 // measuring anything: a full report takes most of an hour.
@@ -66,13 +69,14 @@ func run(args []string) error {
 	}
 	dir := o.dir
 	if dir == "" {
-		if dir, err = os.MkdirTemp("", "packwheel-report-quick"); err != nil {
+		if dir, err = os.MkdirTemp("", "packwheel-report-"); err != nil {
 			return err
 		}
+		fmt.Fprintf(os.Stderr, "report: writing to %s, a new temporary directory (-out results -readme replaces the committed results)\n", dir)
 	}
 	switch {
 	case o.instructions > 0:
-		if err := measureInstructions(dir, o.instructions, o.reference); err != nil {
+		if err := measureInstructions(dir, o.instructions, o.reference, o.counted); err != nil {
 			return err
 		}
 	case !o.regen:
@@ -80,7 +84,7 @@ func run(args []string) error {
 			return err
 		}
 	}
-	return generate(dir)
+	return generate(dir, o.readme)
 }
 
 // parseOptions parses args and checks them, the tools they call for and
@@ -89,14 +93,15 @@ func run(args []string) error {
 // directory a measurement writes to.
 func parseOptions(args []string) (options, error) {
 	fs := flag.NewFlagSet("report", flag.ContinueOnError)
-	quick := fs.Bool("quick", false, "sizes up to 100k, short runs, 1,000 work-unit pairs, into a temporary directory unless -out: about two minutes")
+	quick := fs.Bool("quick", false, "sizes up to 100k, short runs, 1,000 work-unit pairs: about two minutes, a check that the report runs")
 	count := fs.Int("count", 5, "runs of each benchmark; figures are medians")
 	benchtime := fs.String("benchtime", "1s", "go test -benchtime for each run: a duration, or Nx")
 	sizes := fs.String("sizes", "10000,100000,1000000,10000000", "numbers of outstanding timers, comma-separated")
 	pairs := fs.String("pairs", "1000,8000", "work-unit pair counts, comma-separated; empty for none")
 	workCount := fs.Int("workcount", 3, "runs of each work-unit configuration")
 	reference := fs.String("reference", "", "the C++ reference's benchmark binary (Ratas's test_benchmark), run beside the work units; empty for none")
-	out := fs.String("out", "", "output directory (default results, or a temporary one with -quick)")
+	out := fs.String("out", "", "output `directory`; results, the committed results, needs -readme too (default: a new temporary directory)")
+	readme := fs.Bool("readme", false, "with -out results: rewrite README.md's performance block from them")
 	regen := fs.Bool("regen", false, "measure nothing: rewrite the tables and the chart from the raw files in -out")
 	instructions := fs.Int("instructions", 0, "time nothing: count the instructions the work units execute at this many pairs, range on, "+
 		"under valgrind's callgrind (beside -reference's if given), write instructions.txt to -out and regenerate from the raw files there; 0 for none")
@@ -104,7 +109,7 @@ func parseOptions(args []string) (options, error) {
 		return options{}, err
 	}
 	o := options{count: *count, workCount: *workCount, benchtime: *benchtime, reference: *reference,
-		dir: *out, regen: *regen, instructions: *instructions}
+		dir: *out, readme: *readme, regen: *regen, instructions: *instructions}
 	if *quick {
 		o.count, o.benchtime, *sizes, *pairs, o.workCount = 3, "100ms", "10000,100000", "1000", 1
 	}
@@ -118,7 +123,7 @@ func parseOptions(args []string) (options, error) {
 	if o.pairs, err = parseInts("-pairs", *pairs); err != nil {
 		return o, err
 	}
-	measuring := o.instructions == 0 && !o.regen
+	measuring := o.measuring()
 	switch {
 	case o.instructions < 0:
 		return o, cli.Usagef("-instructions %d: want a number of pairs, or 0 for none", o.instructions)
@@ -140,17 +145,37 @@ func parseOptions(args []string) (options, error) {
 			return o, cli.Usagef("-reference: %w", err)
 		}
 	}
+	return o, checkOut(&o, *quick)
+}
+
+// checkOut checks the output directory o asks for, quick or not: that it
+// may be written, and that the run replaces nothing it was not asked to and
+// drops no row without a word; it makes the directory, and reads what
+// -instructions will rewrite. It returns a cli.UsageError if the directory
+// will not do.
+func checkOut(o *options, quick bool) error {
+	measuring := o.measuring()
+	committed := o.dir != "" && sameDir(o.dir, committedResults)
 	switch {
-	case o.dir == "" && !*quick:
-		o.dir = committedResults
+	case committed && !o.readme:
+		return cli.Usagef("-out %s is the committed results, from which README.md's performance block is made: "+
+			"add -readme to rewrite that block with them, or give another -out", o.dir)
+	case o.readme && !committed:
+		return cli.Usagef("-readme rewrites README.md's performance block, which is made from the committed results: give -out %s too",
+			committedResults)
+	case committed && quick:
+		return cli.Usagef("-quick runs too briefly for figures to commit: leave out -quick, or -out")
+	case o.dir == "" && !measuring:
+		return cli.Usagef("-regen and -instructions make the tables from the files a measurement wrote: " +
+			"give -out such a directory (results with -readme, or that of an earlier run)")
 	case o.dir == "":
-		return o, nil // a new temporary directory
+		return nil // a new temporary directory
 	}
 	if !measuring {
 		// Both regenerate the tables from what a measurement left in dir.
 		for _, name := range []string{rawFile, workFile} {
 			if _, err := os.Stat(filepath.Join(o.dir, name)); err != nil {
-				return o, cli.Usagef("-out %s has no %s: -regen and -instructions make the tables from the files a measurement "+
+				return cli.Usagef("-out %s has no %s: -regen and -instructions make the tables from the files a measurement "+
 					"wrote there; give -out such a directory (results, or that of an earlier run): %w", o.dir, name, err)
 			}
 		}
@@ -158,11 +183,32 @@ func parseOptions(args []string) (options, error) {
 	if o.instructions > 0 {
 		for _, tool := range []string{"valgrind", "callgrind_annotate"} {
 			if _, err := exec.LookPath(tool); err != nil {
-				return o, cli.Usagef("-instructions needs %s (Debian: apt-get install valgrind): %w", tool, err)
+				return cli.Usagef("-instructions needs %s (Debian: apt-get install valgrind): %w", tool, err)
 			}
 		}
+		data, err := os.ReadFile(filepath.Join(o.dir, instrFile))
+		if err != nil && !os.IsNotExist(err) {
+			return cli.Usagef("-out: %w", err)
+		}
+		if _, err := parseInstructions(bytes.NewReader(data)); err != nil {
+			return cli.Usagef("-out %s: %w", o.dir, err)
+		}
+		o.counted = data
 	}
-	return o, checkWritable(o.dir)
+	if err := checkWritable(o.dir); err != nil {
+		return err
+	}
+	if measuring && o.reference == "" {
+		// A timing, unlike an instruction count, cannot be carried over
+		// from another run.
+		if pairs, err := referenceRows(filepath.Join(o.dir, workFile)); err != nil {
+			return cli.Usagef("-out %s: %w", o.dir, err)
+		} else if len(pairs) > 0 {
+			return cli.Usagef("-out %s has work-unit runs of the C++ reference (%s) at %v pairs, which this run would drop: "+
+				"give -reference PATH, Ratas's test_benchmark, to run it again, or another -out", o.dir, referenceImpl, pairs)
+		}
+	}
+	return nil
 }
 
 // checkBenchtime refuses a -benchtime go test would refuse, which it
@@ -223,17 +269,42 @@ func measure(dir string, count int, benchtime string, sizes, pairs []int, workCo
 }
 
 // measureInstructions counts the work units' instructions at pairs and
-// writes instrFile.
-func measureInstructions(dir string, pairs int, reference string) error {
+// rewrites instrFile, which held before what counted holds. Without a
+// reference to run it keeps the reference's count at pairs, as a count,
+// unlike a timing, is the same on any run of the same program; and it says
+// which of the earlier counts the new file lacks.
+func measureInstructions(dir string, pairs int, reference string, counted []byte) error {
+	before, err := parseInstructions(bytes.NewReader(counted))
+	if err != nil {
+		return err
+	}
+	path := filepath.Join(dir, instrFile)
 	var out bytes.Buffer
+	for i, line := range nonEmptyLines(counted) {
+		if r := before[i]; reference == "" && r.impl == referenceImpl && r.pairs == pairs {
+			fmt.Fprintln(&out, line)
+			fmt.Fprintf(os.Stderr, "report: no -reference: keeping %s's count at %d pairs from %s, %s\n", r.impl, r.pairs, path, giga(r.total))
+		}
+	}
 	if err := countInstructions(".", pairs, reference, &out, os.Stderr); err != nil {
 		return err
 	}
-	return os.WriteFile(filepath.Join(dir, instrFile), out.Bytes(), 0o644)
+	after, err := parseInstructions(bytes.NewReader(out.Bytes()))
+	if err != nil {
+		return err
+	}
+	for _, r := range before {
+		if !slices.ContainsFunc(after, func(a instrRun) bool { return a.impl == r.impl && a.pairs == r.pairs }) {
+			fmt.Fprintf(os.Stderr, "report: %s no longer counts %s at %d pairs: -instructions %d counts at %d pairs\n",
+				path, r.impl, r.pairs, pairs, pairs)
+		}
+	}
+	return os.WriteFile(path, out.Bytes(), 0o644)
 }
 
-// generate writes results.md, summary.md and churn.png from the raw files.
-func generate(dir string) error {
+// generate writes results.md, summary.md and churn.png from the raw files,
+// and README.md's performance block if readme is set.
+func generate(dir string, readme bool) error {
 	rawData, err := os.ReadFile(filepath.Join(dir, rawFile))
 	if err != nil {
 		return err
@@ -266,13 +337,18 @@ func generate(dir string) error {
 	if err := drawChurn(rep.r, filepath.Join(dir, "churn.png"), config["machine"]); err != nil {
 		return err
 	}
-	if err := syncReadme(dir, readmePath, summary.Bytes()); err != nil {
-		return err
+	if readme {
+		if err := syncReadme(readmePath, summary.Bytes()); err != nil {
+			return err
+		}
 	}
 	if err := writeBenchstat(dir); err != nil {
 		return err
 	}
 	fmt.Fprintf(os.Stderr, "report: wrote %s\n", dir)
+	if readme {
+		fmt.Fprintf(os.Stderr, "report: wrote %s's performance block\n", readmePath)
+	}
 	return nil
 }
 

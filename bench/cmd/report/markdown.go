@@ -90,7 +90,7 @@ hierarchical Wheel; **timer-reset** is time.AfterFunc timers moved with Timer.Re
 container/heap min-heap with an index per item. The wheels and the heap run on a
 virtual clock of 1 ms ticks on the benchmark's goroutine; the time.Timer baselines
 use the runtime's timers and real clock, and their expiries run on goroutines of
-their own on either CPU. Workloads are described in bench/doc.go.
+their own on either CPU. Workloads and figures are described in bench/README.md.
 
 `)
 	fmt.Fprintf(w, "## Ratio to %s\n\n", baseline)

@@ -135,6 +135,27 @@ func runReference(path string, pairs int) (string, error) {
 		pairs, referenceImpl, cmd.ProcessState.UserTime().Seconds(), rss), nil
 }
 
+// referenceRows returns the pair counts at which the workunits file at
+// path has runs of the C++ reference; none if there is no such file.
+func referenceRows(path string) ([]int, error) {
+	f, err := os.Open(path)
+	if os.IsNotExist(err) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	runs, err := parseWorkUnits(f)
+	var pairs []int
+	for _, r := range runs {
+		if r.impl == referenceImpl {
+			pairs = append(pairs, r.pairs)
+		}
+	}
+	return pairs, err
+}
+
 // parseWorkUnits reads the lines runWorkUnits wrote and returns the median
 // of each configuration's runs, in the order they ran.
 func parseWorkUnits(r io.Reader) ([]workRun, error) {

@@ -1,23 +1,16 @@
 //go:build ignore
 
-// gen writes sim_<implementation>.go from simgen's template: go generate.
+// gen writes sim_<implementation>.go from implgen's template: go generate.
 package main
 
 import (
 	"log"
-	"os"
 
-	"github.com/packwheel/packwheel/bench/internal/workunit/simgen"
+	"github.com/packwheel/packwheel/bench/internal/implgen"
 )
 
 func main() {
-	for _, impl := range simgen.Impls {
-		src, err := simgen.Render(impl)
-		if err != nil {
-			log.Fatal(err)
-		}
-		if err := os.WriteFile(simgen.File(impl), src, 0o644); err != nil {
-			log.Fatal(err)
-		}
+	if err := implgen.Sim.Write("."); err != nil {
+		log.Fatal(err)
 	}
 }

@@ -7,7 +7,7 @@
 // It runs over packwheel's hierarchical and hashed wheels, a linked-list
 // hierarchical wheel of the classic design (listwheel) and a container/heap
 // baseline, each with and without range scheduling of the idle timeouts.
-// The simulation is written once, in simgen's template, and generated once
+// The simulation is written once, in implgen's template, and generated once
 // per implementation (sim_*.go), so that each is called through its
 // concrete type, as users call it. It allocates only the units it creates:
 // every timer is embedded in its unit and is moved, not reallocated.

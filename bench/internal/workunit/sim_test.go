@@ -2,10 +2,7 @@ package workunit
 
 import (
 	"fmt"
-	"os"
 	"testing"
-
-	"github.com/packwheel/packwheel/bench/internal/workunit/simgen"
 
 	"github.com/stretchr/testify/require"
 )
@@ -45,17 +42,5 @@ func TestZeroAllocs(t *testing.T) {
 				require.Zero(t, allocs)
 			})
 		}
-	}
-}
-
-// TestGenerated fails when a sim_*.go file is not what simgen makes of
-// its template: run go generate in this directory.
-func TestGenerated(t *testing.T) {
-	for _, impl := range simgen.Impls {
-		want, err := simgen.Render(impl)
-		require.NoError(t, err)
-		got, err := os.ReadFile(simgen.File(impl))
-		require.NoError(t, err)
-		require.Equal(t, string(want), string(got), "%s is stale: run go generate", simgen.File(impl))
 	}
 }

@@ -1,0 +1,84 @@
+package implgen
+
+// Adapter is the benchmarks' adapter, virtual_<Bench>_test.go in bench.
+var Adapter = Kind{prefix: "virtual_", suffix: "_test.go", name: func(impl Impl) string { return impl.Bench },
+	tmpl: parse("adapter", adapterTemplate)}
+
+// adapterTemplate is bench's impl for a queue on the virtual clock: each
+// workload's loop, calling the queue's own methods.
+const adapterTemplate = header + `
+package bench
+
+import (
+	"testing"
+
+	"{{.Import}}"
+)
+
+{{- $item := print "*" .Bench "Item"}}
+
+// {{.Bench}}Item is a benchmark item for {{.Bench}}Impl: the queue's handle
+// embedded by value, as in a connection struct.
+type {{.Bench}}Item struct {
+	h  {{typ .Handle $item}}
+	id int
+}
+
+// {{.Bench}}Impl benchmarks {{.Doc}}.
+type {{.Bench}}Impl struct {
+	virtual[{{.Bench}}Item]
+	w *{{typ .Queue $item}}
+}
+
+func new{{title .Bench}}() impl { return &{{.Bench}}Impl{w: {{typ .New $item}}} }
+
+func (s *{{.Bench}}Impl) fill(n int) {
+	s.init(n)
+	w := s.w
+	for i := range s.items {
+		it := &s.items[i]
+		it.id = i
+		w.Schedule(&it.h, w.Now()+timeout-uint64(s.rng.below(ticksPerSecond)), it)
+	}
+}
+
+func (s *{{.Bench}}Impl) churn(b *testing.B) {
+	w, items := s.w, s.items
+	for b.Loop() {
+		if s.pace.tick() {
+			w.Advance(w.Now()+1, s.count)
+		}
+		it := &items[s.pick(len(items))]
+		w.Schedule(&it.h, w.Now()+timeout, it)
+	}
+}
+
+func (s *{{.Bench}}Impl) scheduleCancel(b *testing.B) {
+	w, items := s.w, s.items
+	for b.Loop() {
+		if s.pace.tick() {
+			w.Advance(w.Now()+1, s.count)
+		}
+		it := &items[s.pick(len(items))]
+		w.Cancel(&it.h)
+		w.Schedule(&it.h, w.Now()+timeout, it)
+	}
+}
+
+func (s *{{.Bench}}Impl) expire(b *testing.B, n int) {
+	s.init(n)
+	w, items := s.w, s.items
+	for b.Loop() {
+		now := w.Now()
+		for i := range items {
+			it := &items[i]
+			w.Schedule(&it.h, now+1+uint64(s.rng.below(expireWindow)), it)
+		}
+		w.Advance(now+expireWindow, s.count)
+	}
+}
+
+func (s *{{.Bench}}Impl) drive() (stop func()) {
+	return s.driveWith(s.w.Now(), s.w.NextExpiry, s.w.Advance)
+}
+`
