@@ -36,8 +36,8 @@ type HashedOptions struct {
 // one revolution it knows the earliest deadline and jumps straight to it.
 // NextExpiry costs O(timers in the buckets before the answer); it may answer
 // early, with the old tick of a timer pushed back in place.
-// Buckets are packed arrays that the wheel reuses: once warm, nothing
-// allocates.
+// Buckets are chunks of entries that the wheel reuses (see the package
+// documentation).
 //
 // The zero value is an empty wheel at tick 0 with DefaultHashedSlots
 // buckets, allocated on first use. A Hashed must not be copied after first
@@ -116,7 +116,7 @@ func (w *Hashed[V]) Slots() int {
 // deadline when it was last placed) moves to its new bucket; one brought
 // earlier but not that far stays where it is, and NextExpiry may then
 // answer that older tick, early (TestHashedEarlierInPlace). O(1); it
-// allocates only while buckets grow.
+// allocates only when the wheel's free chunks run out.
 //
 // It panics, before changing anything, if deadline is beyond MaxTick or h is
 // active in another wheel, was copied, or was overwritten.
@@ -135,7 +135,8 @@ func (w *Hashed[V]) Schedule(h *Holder, deadline uint64, v V) {
 }
 
 // ScheduleAfter is Schedule(h, w.Now()+delay, v). It panics if that is
-// beyond MaxTick. O(1); it allocates only while buckets grow.
+// beyond MaxTick. O(1); it allocates only when the wheel's free chunks run
+// out.
 func (w *Hashed[V]) ScheduleAfter(h *Holder, delay uint64, v V) {
 	d := afterNow("ScheduleAfter", w.s.now, delay)
 	switch {
@@ -151,10 +152,11 @@ func (w *Hashed[V]) ScheduleAfter(h *Holder, delay uint64, v V) {
 
 // ScheduleRange sets the timer of h to fire at a tick in [earliest, latest]
 // with value v. When h is already due inside the range it does nothing at
-// all, reading only the holder, as [Wheel.ScheduleRange] does. Otherwise it picks latest: a hashed wheel's timers do not move on their
+// all, reading only the holder, as [Wheel.ScheduleRange] does. Otherwise
+// it picks latest: a hashed wheel's timers do not move on their
 // own, so the latest tick leaves the most room for later calls to be
 // no-ops. A range wholly at or before Now fires at Now()+1. O(1); it
-// allocates only while buckets grow.
+// allocates only when the wheel's free chunks run out.
 //
 // It panics, before changing anything, if earliest > latest, latest is
 // beyond MaxTick, or h is not a holder of this wheel (see Schedule).

@@ -277,8 +277,8 @@ func TestAdvanceBackwards(t *testing.T) {
 			}
 			w.Advance(w.Now()+1, nil)
 		}
-		// Warm up: each bucket that fires keeps its array, for its next
-		// fill or as its group's heir (arrays.go).
+		// Warm up: the chunks the buckets empty as they fire wait on the
+		// free lists for the next fill.
 		for range 2 * 64 {
 			nextTick()
 		}

@@ -196,7 +196,7 @@ func (h *harness) scheduleAfter(id int, delay uint64) {
 }
 
 // crowd schedules many timers close together, so that one bucket, or one
-// coarse slot about to move down a level (and be presized), holds more than
+// coarse slot about to move down a level, holds more than
 // 64 of them; in a run with thousands of timers, a crowd of 1,000 or more
 // at a single tick, as a burst of accepts makes.
 func (h *harness) crowd() {
@@ -262,8 +262,8 @@ func (h *harness) wave() {
 
 // thin cancels most of the timers due near one timer's deadline, in the
 // order of their ids (not the order of their entries), leaving a few or
-// none, so that the buckets they share shrink through size classes one
-// cancel at a time, as request timeouts that complete do.
+// none, so that the buckets they share shrink chunk by chunk, one cancel at
+// a time, as request timeouts that complete do.
 func (h *harness) thin() {
 	id, ok := h.model.any(h.id())
 	if !ok {
@@ -633,10 +633,12 @@ func testRandom(t *testing.T, mk func(r *rand.Rand) Timers[int]) {
 }
 
 func TestWheelRandom(t *testing.T) {
+	t.Parallel()
 	testRandom(t, func(*rand.Rand) Timers[int] { return new(Wheel[int]) })
 }
 
 func TestHashedRandom(t *testing.T) {
+	t.Parallel()
 	testRandom(t, func(r *rand.Rand) Timers[int] {
 		return NewHashed[int](HashedOptions{Slots: 1 << r.IntN(9)})
 	})

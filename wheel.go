@@ -112,7 +112,8 @@ func (w *Wheel[V]) bucketFor(d uint64) int {
 // and is placed by it when its slot comes due, as it would have been moved
 // down then anyway: pushing an idle timeout back touches one entry and moves
 // nothing. Otherwise an active timer moves, in place when its bucket does
-// not change. O(1); it allocates only while buckets grow.
+// not change. O(1); it allocates only when the wheel's free chunks run out
+// (see the package documentation).
 //
 // It panics, before changing anything, if deadline is beyond MaxTick or h is
 // active in another wheel, was copied, or was overwritten.
@@ -131,7 +132,8 @@ func (w *Wheel[V]) Schedule(h *Holder, deadline uint64, v V) {
 }
 
 // ScheduleAfter is Schedule(h, w.Now()+delay, v). It panics if that is
-// beyond MaxTick. O(1); it allocates only while buckets grow.
+// beyond MaxTick. O(1); it allocates only when the wheel's free chunks run
+// out.
 func (w *Wheel[V]) ScheduleAfter(h *Holder, delay uint64, v V) {
 	d := afterNow("ScheduleAfter", w.s.now, delay)
 	switch {
@@ -159,8 +161,8 @@ func (w *Wheel[V]) ScheduleAfter(h *Holder, delay uint64, v V) {
 // from max(earliest, Now()+1) to latest (the last n/2+1 of n ticks, rounded
 // down: 3 of 4, 3 of 5), the tick that will move the timer between levels
 // the fewest times, and among those the latest (TestPickHalf). A range
-// wholly at or before Now fires at Now()+1. O(1); it allocates only while
-// buckets grow.
+// wholly at or before Now fires at Now()+1. O(1); it allocates only when
+// the wheel's free chunks run out.
 //
 // It panics, before changing anything, if earliest > latest, latest is
 // beyond MaxTick, or h is not a holder of this wheel (see Schedule).

@@ -115,7 +115,7 @@ func TestEarlyFireAfterNextExpiryInCallback(t *testing.T) {
 func TestStaleLevel0HeirPanics(t *testing.T) {
 	var w Wheel[int]
 	hs := make([]Holder, 1022)
-	for i := range hs { // level 1; moving down presizes slot 0
+	for i := range hs { // level 1
 		w.Schedule(&hs[i], 64, i)
 	}
 	w.Advance(127, nil) // they fire at 64
@@ -123,7 +123,7 @@ func TestStaleLevel0HeirPanics(t *testing.T) {
 		w.Schedule(&hs[i], 129, i)
 	}
 	a, b := &hs[1000], &hs[1001]
-	w.Schedule(a, 128, 0) // slot 0 refills its big array...
+	w.Schedule(a, 128, 0) // slot 0 refills...
 	w.Cancel(a)           // ...and empties by a cancel
 	w.Schedule(a, 128, 0)
 	w.Schedule(b, 128, 0)
