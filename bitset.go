@@ -3,14 +3,10 @@ package packwheel
 import "math/bits"
 
 // bitset holds one bit per bucket, 64 to a word: which buckets hold
-// entries (store.occupied). Bucket b is bit b%64 of word b/64, so that a
-// hierarchical wheel's level l is word l.
+// entries (store.occupied, which packed.Store keeps). Bucket b is bit b%64
+// of word b/64, so that a hierarchical wheel's level l is word l.
 type bitset []uint64
 
-func newBitset(n int) bitset { return make(bitset, (n+63)/64) }
-
-func (s bitset) set(b int)      { s[b>>6] |= 1 << (b & 63) }
-func (s bitset) clear(b int)    { s[b>>6] &^= 1 << (b & 63) }
 func (s bitset) has(b int) bool { return s[b>>6]>>(b&63)&1 != 0 }
 
 // nextInRing returns how many bits after bit pos of word come before the

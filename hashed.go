@@ -128,7 +128,7 @@ func (w *Hashed[V]) Schedule(h *Holder, deadline uint64, v V) {
 		// The timer of a holder that is not scheduled, fired or cancelled
 		// say, goes straight in.
 		w.sweepMin = min(w.sweepMin, deadline)
-		w.s.insert(&h.link, w.bucketFor(deadline), deadline, v)
+		w.s.entries.Push(w.bucketFor(deadline), &h.link, deadline, v)
 	default:
 		w.set(h, deadline, v, "Schedule")
 	}
@@ -144,7 +144,7 @@ func (w *Hashed[V]) ScheduleAfter(h *Holder, delay uint64, v V) {
 	case h.link.Chunk == 0 && delay > 0 && w.s.occupied != nil:
 		// As in Schedule.
 		w.sweepMin = min(w.sweepMin, d)
-		w.s.insert(&h.link, w.bucketFor(d), d, v)
+		w.s.entries.Push(w.bucketFor(d), &h.link, d, v)
 	default:
 		w.set(h, d, v, "ScheduleAfter")
 	}
@@ -180,7 +180,7 @@ func (w *Hashed[V]) set(h *Holder, d uint64, v V, op string) {
 	if h.link.Chunk == 0 {
 		w.ready()
 		w.sweepMin = min(w.sweepMin, d)
-		w.s.insert(&h.link, w.bucketFor(d), d, v)
+		w.s.entries.Push(w.bucketFor(d), &h.link, d, v)
 		return
 	}
 	e := w.s.locate(h, op)
@@ -200,7 +200,7 @@ func (w *Hashed[V]) set(h *Holder, d uint64, v V, op string) {
 func (w *Hashed[V]) Cancel(h *Holder) bool { return w.s.cancel(h) }
 
 // Len returns the number of active timers. O(1).
-func (w *Hashed[V]) Len() int { return w.s.live }
+func (w *Hashed[V]) Len() int { return w.s.entries.Entries() }
 
 // Now returns the last tick whose processing has begun. O(1).
 func (w *Hashed[V]) Now() uint64 { return w.s.now }
@@ -216,8 +216,7 @@ func (w *Hashed[V]) Now() uint64 { return w.s.now }
 //
 // It panics if to is beyond MaxTick or if called from an expiry callback.
 func (w *Hashed[V]) Advance(to uint64, expire func(V)) {
-	out := sink[V]{fn: expire}
-	w.advance("Advance", to, math.MaxInt, &out)
+	w.advance("Advance", to, math.MaxInt, expire)
 }
 
 // AdvanceLimit is Advance that fires, or moves to another bucket, at most n
@@ -231,8 +230,7 @@ func (w *Hashed[V]) Advance(to uint64, expire func(V)) {
 // Advance does, and panics if n <= 0 or as Advance does.
 func (w *Hashed[V]) AdvanceLimit(to uint64, n int, expire func(V)) bool {
 	checkMax("AdvanceLimit", n)
-	out := sink[V]{fn: expire}
-	return w.advance("AdvanceLimit", to, n, &out)
+	return w.advance("AdvanceLimit", to, n, expire)
 }
 
 // AppendExpired is AdvanceLimit that appends the value of each expired
@@ -240,15 +238,14 @@ func (w *Hashed[V]) AdvanceLimit(to uint64, n int, expire func(V)) bool {
 // allocates only if dst runs out of capacity.
 func (w *Hashed[V]) AppendExpired(dst []V, to uint64, n int) ([]V, bool) {
 	checkMax("AppendExpired", n)
-	out := sink[V]{dst: dst, collect: true}
-	done := w.advance("AppendExpired", to, n, &out)
-	return out.dst, done
+	done := w.advance("AppendExpired", to, n, func(v V) { dst = append(dst, v) })
+	return dst, done
 }
 
 // advance is what the three ways to advance share: the checks, the guard
 // against re-entry from a callback, and a wheel with no buckets, which has
 // nothing to fire.
-func (w *Hashed[V]) advance(op string, to uint64, limit int, out *sink[V]) bool {
+func (w *Hashed[V]) advance(op string, to uint64, limit int, deliver func(V)) bool {
 	checkTick(op, "to", to)
 	w.s.running.enter(op)
 	defer w.s.running.leave()
@@ -259,7 +256,7 @@ func (w *Hashed[V]) advance(op string, to uint64, limit int, out *sink[V]) bool 
 		w.s.now = to // no buckets, nothing to fire
 		return true
 	}
-	return w.walk(to, limit, out)
+	return w.walk(to, limit, deliver)
 }
 
 // NextExpiry returns the earliest tick at which Advance has work to do, or
@@ -339,10 +336,10 @@ func (w *Hashed[V]) bucketFor(t uint64) int { return int(t & w.mask) }
 // O(1) per timer in it, due or not; empty buckets cost a bitmap test per
 // 64, and once it has swept a revolution it jumps to the earliest deadline.
 // A bounded one stops after firing or moving limit timers.
-func (w *Hashed[V]) walk(to uint64, limit int, out *sink[V]) bool {
+func (w *Hashed[V]) walk(to uint64, limit int, deliver func(V)) bool {
 	work := 0 // timers fired or moved, which limit bounds
 	if w.pending {
-		if !w.visit(w.s.now, &work, limit, out) {
+		if !w.visit(w.s.now, &work, limit, deliver) {
 			return false
 		}
 		w.pending = false
@@ -369,7 +366,7 @@ func (w *Hashed[V]) walk(to uint64, limit int, out *sink[V]) bool {
 		// pending stays set if visit stops at the limit, and also if an
 		// expiry callback panics, so the next Advance finishes the tick.
 		w.pending = true
-		if !w.visit(t, &work, limit, out) {
+		if !w.visit(t, &work, limit, deliver) {
 			return false
 		}
 		w.pending = false
@@ -389,12 +386,13 @@ func (w *Hashed[V]) walk(to uint64, limit int, out *sink[V]) bool {
 // bucket fires as a hierarchical wheel's level-0 slot does, so that the
 // callbacks, which may cancel or schedule anything, never run while the
 // bucket is being scanned.
-func (w *Hashed[V]) visit(t uint64, work *int, limit int, out *sink[V]) bool {
-	if !w.s.fire(w.firing, work, limit, out) { // what a stopped visit left
-		return false
+func (w *Hashed[V]) visit(t uint64, work *int, limit int, deliver func(V)) bool {
+	if *work += w.s.fire(w.firing, limit-*work, deliver); !w.s.entries.Empty(w.firing) {
+		return false // what a stopped visit left is fired first
 	}
 	done := w.gather(t, work, limit)
-	return w.s.fire(w.firing, work, limit, out) && done
+	*work += w.s.fire(w.firing, limit-*work, deliver)
+	return done && w.s.entries.Empty(w.firing)
 }
 
 // gather moves the timers of bucket t%Slots that are due at tick t to the
@@ -430,8 +428,8 @@ func (w *Hashed[V]) gather(t uint64, work *int, limit int) bool {
 			// The entry moved into es[i], if any, was seen; es stays valid
 			// for the entries before i, which this removal does not move,
 			// and chunk c is freed only once it is empty, at i == 0.
-			moved := w.s.take(e.Link)
-			w.s.insert(moved.Link, to, d, moved.Value)
+			moved := w.s.entries.Remove(e.Link)
+			w.s.entries.Push(to, moved.Link, d, moved.Value)
 		}
 		c = prev
 	}

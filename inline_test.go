@@ -34,8 +34,6 @@ func TestInlining(t *testing.T) {
 		`afterNow`,
 		`\(\*reentry\)\.enter`,
 		`\(\*Wheel\[go\.shape\.[^]]+\]\)\.unhint`,
-		`bitset\.set`,
-		`bitset\.clear`,
 		// packed's generic methods are compiled, and reported, where
 		// this package instantiates them.
 		`packed\.\(\*Store\[go\.shape\.[^]]+\]\)\.Find`,     // locate and pushBack

@@ -13,8 +13,22 @@ import (
 type checker interface {
 	check() error
 	checkInCallback() error
+	checkCaughtUp() error
 	nextWork() uint64
 }
+
+// checkCaughtUp verifies what holds once an Advance to now or later has
+// caught up: the walk, or the quiet path, has released the chunks due to
+// go back, so the next release is due after now.
+func checkCaughtUp[V any](s *store[V]) error {
+	if s.occupied != nil && s.now >= s.releaseAt {
+		return fmt.Errorf("caught up at %d with a release due at %d", s.now, s.releaseAt)
+	}
+	return nil
+}
+
+func (w *Wheel[V]) checkCaughtUp() error  { return checkCaughtUp(&w.s) }
+func (w *Hashed[V]) checkCaughtUp() error { return checkCaughtUp(&w.s) }
 
 // checkStore verifies what both wheels share, the invariants stated at
 // store and packed.Store: each entry's holder points back at it, each
@@ -23,7 +37,7 @@ type checker interface {
 // release of unused chunks is due within Retain, and placed accepts each
 // entry's position.
 func checkStore[V any](s *store[V], inCallback bool, placed func(bucket int, e *packed.Entry[V]) error) error {
-	entries := !inCallback || s.live <= callbackEntries
+	entries := !inCallback || s.entries.Entries() <= callbackEntries
 	if entries {
 		if err := s.entries.Check(); err != nil {
 			return err
@@ -33,6 +47,9 @@ func checkStore[V any](s *store[V], inCallback bool, placed func(bucket int, e *
 	for bucket := range s.entries.Buckets() {
 		if bit := s.occupied.has(bucket); bit != !s.entries.Empty(bucket) {
 			return fmt.Errorf("bucket %d: occupancy bit %v, empty %v", bucket, bit, s.entries.Empty(bucket))
+		}
+		if s.entries.Len(bucket) != lenOf(s, bucket) {
+			return fmt.Errorf("bucket %d: length %d, entries %d", bucket, s.entries.Len(bucket), lenOf(s, bucket))
 		}
 		for c := s.entries.Tail(bucket); c != 0; {
 			es, prev := s.entries.Chunk(c)
@@ -60,8 +77,8 @@ func checkStore[V any](s *store[V], inCallback bool, placed func(bucket int, e *
 			}
 		}
 	}
-	if n != s.live {
-		return fmt.Errorf("Len %d, entries %d", s.live, n)
+	if n != s.entries.Entries() {
+		return fmt.Errorf("Len %d, entries %d", s.entries.Entries(), n)
 	}
 	if s.releaseAt > s.now+Retain {
 		return fmt.Errorf("chunks go back at %d, more than Retain after now %d", s.releaseAt, s.now)
@@ -236,4 +253,15 @@ func forEachEntry[V any](s *store[V], f func(bucket int, e *packed.Entry[V])) {
 			c = prev
 		}
 	}
+}
+
+// lenOf counts the entries of bucket in its chunks.
+func lenOf[V any](s *store[V], bucket int) int {
+	n := 0
+	for c := s.entries.Tail(bucket); c != 0; {
+		es, prev := s.entries.Chunk(c)
+		n += len(es)
+		c = prev
+	}
+	return n
 }

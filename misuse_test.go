@@ -277,9 +277,9 @@ func TestAdvanceBackwards(t *testing.T) {
 			}
 			w.Advance(w.Now()+1, nil)
 		}
-		// Warm up: the chunks the buckets empty as they fire wait on the
-		// free lists for the next fill.
-		for range 2 * 64 {
+		// Warm up: a revolution of the hashed wheel's 256 slots, so that
+		// every bucket has the first chunk it keeps while empty.
+		for range 2 * 256 {
 			nextTick()
 		}
 		require.Zero(t, testing.AllocsPerRun(100, nextTick))

@@ -8,6 +8,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 )
@@ -272,6 +273,11 @@ func (h *harness) thin() {
 	d := h.model.deadline[id]
 	width := [...]uint64{0, 63, 4095}[h.n(3)]
 	lo, hi := d-min(d, width), min(d+width, MaxTick)
+	if h.n(4) == 0 {
+		// From now on: what a bounded advance left of a tick or of a
+		// coarse slot half moved down goes, and with it the move.
+		lo, hi = h.w.Now(), min(h.w.Now()+1<<(6*h.n(4)), MaxTick)
+	}
 	keep := [...]uint64{0, 2, 8, 64}[h.n(4)] // keep one in keep
 	from := h.id()
 	for k := range h.holders {
@@ -436,6 +442,9 @@ func (h *harness) advance() {
 
 func (h *harness) caughtUp(before, to uint64) {
 	h.t.Helper()
+	if err := h.chk.checkCaughtUp(); err != nil && to >= before {
+		h.failf("invariant: %v", err)
+	}
 	if want := max(before, to); h.w.Now() != want {
 		h.failf("Advance to %d from %d left now at %d", to, before, h.w.Now())
 	}
@@ -463,6 +472,7 @@ func (h *harness) nextExpiry() {
 // step runs one random operation and then checks everything.
 func (h *harness) step() {
 	h.steps++
+	steps.Add(1)
 	crowds := uint64(2) // percent of steps that crowd, and as many thin
 	if len(h.holders) >= 1000 {
 		crowds = 5
@@ -574,6 +584,32 @@ func seed(t *testing.T) uint64 {
 	return s
 }
 
+// steps counts the steps of every harness, for watchdog.
+var steps atomic.Int64
+
+// watchdog fails the test, naming its seed, if no harness completes a step
+// for ten seconds: a loop that never ends inside the wheel would otherwise
+// hang until go test's timeout. The returned function stops it.
+func watchdog(t *testing.T, seed uint64) (stop func()) {
+	done := make(chan struct{})
+	go func() {
+		last := steps.Load()
+		for {
+			select {
+			case <-done:
+				return
+			case <-time.After(10 * time.Second):
+			}
+			if now := steps.Load(); now != last {
+				last = now
+				continue
+			}
+			panic(fmt.Sprintf("%s: no step completed in 10 s: a loop that does not end (seed %d)", t.Name(), seed))
+		}
+	}()
+	return func() { close(done) }
+}
+
 // randomTime is how long each random test runs when RANDOM_TIME in the
 // environment gives a duration (CI gives one, with a fresh seed each run),
 // or zero to run randomOps operations.
@@ -614,6 +650,8 @@ func testRandom(t *testing.T, mk func(r *rand.Rand) Timers[int]) {
 	deadline := time.Now().Add(until)
 	r := rand.New(rand.NewPCG(s, s^0x9e3779b97f4a7c15))
 	done := 0
+	stop := watchdog(t, s)
+	defer stop()
 	// Several wheels of different sizes and timer counts, a million
 	// operations in all, or as many as RANDOM_TIME allows.
 	for done < ops && (until == 0 || time.Now().Before(deadline)) {

@@ -3,18 +3,16 @@ package packwheel
 import "github.com/packwheel/packwheel/packed"
 
 // store is the state both wheels share: their entries, in buckets of
-// chunks (package packed), one occupancy bit per bucket, the count of live
-// timers, and the current tick. The wheels differ only in which bucket a
-// deadline maps to and in how Advance walks the buckets.
+// chunks, with one occupancy bit per bucket (package packed), and the
+// current tick. The wheels differ only in which bucket a deadline maps to
+// and in how Advance walks the buckets.
 //
 // Its invariants, which checkStore verifies after every step of the model
 // tests and inside their callbacks, beside packed.Store.Check's: for every
 // bucket b and entry e of it,
 //
-//	occupied.has(b) == !entries.Empty(b)
 //	now <= e.Deadline <= e.Link.Deadline
-//	live == the number of entries
-//	now < releaseAt <= now + Retain
+//	releaseAt <= now + Retain, and now < releaseAt once an Advance has caught up
 //
 // The words for where a timer is, in both wheels:
 //
@@ -35,10 +33,10 @@ import "github.com/packwheel/packwheel/packed"
 //	take      take an entry out, leaving its holder linked for the caller to
 //	          unlink (fire) or insert again (move down, or place)
 type store[V any] struct {
-	now      uint64
-	entries  packed.Store[V]
+	now     uint64
+	entries packed.Store[V]
+	// occupied is entries' occupancy bitmap, which it keeps up to date.
 	occupied bitset
-	live     int
 	running  reentry
 	// postponeFrom and postponable say which buckets may hold a timer
 	// postponed in place: postponable of them from postponeFrom on. A
@@ -61,7 +59,7 @@ const Retain = 1 << 12
 // init makes the buckets.
 func (s *store[V]) init(buckets, postponeFrom, postponable int) {
 	s.entries.Init(buckets)
-	s.occupied = newBitset(buckets)
+	s.occupied = s.entries.Occupied()
 	s.postponeFrom, s.postponable = postponeFrom, postponable
 	s.releaseAt = min(s.now, MaxTick) + Retain
 }
@@ -113,8 +111,8 @@ func (s *store[V]) move(h *Holder, e *packed.Entry[V], from, to int, d uint64, v
 		h.link.Deadline = d
 		return
 	}
-	s.take(&h.link)
-	s.insert(&h.link, to, d, v)
+	s.entries.Remove(&h.link)
+	s.entries.Push(to, &h.link, d, v)
 }
 
 // postpone gives the active timer of h, entry e of bucket, the later
@@ -131,63 +129,25 @@ func (s *store[V]) postpone(h *Holder, e *packed.Entry[V], bucket int, d uint64,
 	return true
 }
 
-// insert appends an entry for link to bucket.
-func (s *store[V]) insert(link *packed.Link, bucket int, d uint64, v V) {
-	if s.entries.Push(bucket, link, d, v) {
-		s.occupied.set(bucket)
-	}
-	link.Deadline = d
-	s.live++
-}
-
 // cancel implements Cancel for both wheels.
 func (s *store[V]) cancel(h *Holder) bool {
 	if h.link.Chunk == 0 {
 		return false
 	}
 	s.locate(h, "Cancel")
-	s.take(&h.link)
+	s.entries.Remove(&h.link)
 	unlink(&h.link)
 	return true
 }
 
-// take removes the entry link names, found by the caller, and returns it;
-// the link is left as it was, for the caller to unlink or insert again.
-func (s *store[V]) take(link *packed.Link) packed.Entry[V] {
-	e, bucket, emptied := s.entries.Remove(link)
-	s.live--
-	if emptied {
-		s.occupied.clear(bucket)
-	}
-	return e
-}
-
-// pop removes and returns the last entry of bucket, which holds one.
-func (s *store[V]) pop(bucket int) packed.Entry[V] {
-	e, emptied := s.entries.Pop(bucket)
-	s.live--
-	if emptied {
-		s.occupied.clear(bucket)
-	}
-	return e
-}
-
 // fire fires the timers of bucket, all due at Now, last first so that each
-// leaves without moving another, and stops when work reaches limit. No
+// leaves without moving another, calling deliver with their values, until
+// the bucket is empty or n have fired, and returns how many fired. No
 // callback can add to the bucket: what they schedule is due after Now, and
 // the bucket holds no timer postponed in place (see postponeFrom). Each
 // timer is out of the wheel before its callback runs, which may panic.
-func (s *store[V]) fire(bucket int, work *int, limit int, out *sink[V]) bool {
-	for !s.entries.Empty(bucket) {
-		if *work == limit {
-			return false
-		}
-		e := s.pop(bucket)
-		unlink(e.Link)
-		*work++
-		out.deliver(e.Value)
-	}
-	return true
+func (s *store[V]) fire(bucket, n int, deliver func(V)) int {
+	return s.entries.PopEach(bucket, n, deliver)
 }
 
 // release gives the garbage collector the chunks that no bucket took for

@@ -54,11 +54,12 @@ type hint struct {
 }
 
 // quietUntil reports whether the wheel knows it has nothing to do up to
-// and including tick to: its hint holds and starts later, no move down
-// waits to be finished (a bounded advance's, whose slot cancels may have
-// emptied since), and no chunks are due to go back (store.maybeRelease).
+// and including tick to: its hint holds and starts later, and no chunks
+// are due to go back (store.release). A hint is never kept while a move
+// down waits to be finished: cascade drops it, and NextExpiry keeps one
+// only once the move is done.
 func (w *Wheel[V]) quietUntil(to uint64) bool {
-	return w.hinted && to < w.hint.start && w.cascading == 0 && to < w.s.releaseAt
+	return w.hinted && to < w.hint.start && to < w.s.releaseAt
 }
 
 // unhint forgets the hint if a timer about to be inserted at deadline d
@@ -124,7 +125,7 @@ func (w *Wheel[V]) Schedule(h *Holder, deadline uint64, v V) {
 		// The timer of a holder that is not scheduled, fired say, goes
 		// straight in.
 		w.unhint(deadline)
-		w.s.insert(&h.link, w.bucketFor(deadline), deadline, v)
+		w.s.entries.Push(w.bucketFor(deadline), &h.link, deadline, v)
 	case w.s.pushBack(h, deadline, v):
 	default:
 		w.set(h, deadline, v, "Schedule")
@@ -140,10 +141,10 @@ func (w *Wheel[V]) ScheduleAfter(h *Holder, delay uint64, v V) {
 	case h.link.Chunk == 0 && delay-1 < levelSlots-1 && w.s.occupied != nil:
 		// As in Schedule; a delay of 1 to 63 ticks is level 0's.
 		w.unhint(d)
-		w.s.insert(&h.link, int(d&(levelSlots-1)), d, v)
+		w.s.entries.Push(int(d&(levelSlots-1)), &h.link, d, v)
 	case h.link.Chunk == 0 && delay > 0 && w.s.occupied != nil:
 		w.unhint(d)
-		w.s.insert(&h.link, w.bucketFor(d), d, v)
+		w.s.entries.Push(w.bucketFor(d), &h.link, d, v)
 	case w.s.pushBack(h, d, v):
 	default:
 		w.set(h, d, v, "ScheduleAfter")
@@ -245,7 +246,7 @@ func (w *Wheel[V]) set(h *Holder, d uint64, v V, op string) {
 	if h.link.Chunk == 0 {
 		w.ready()
 		w.unhint(d)
-		w.s.insert(&h.link, w.bucketFor(d), d, v)
+		w.s.entries.Push(w.bucketFor(d), &h.link, d, v)
 		return
 	}
 	e := w.s.locate(h, op)
@@ -265,7 +266,7 @@ func (w *Wheel[V]) set(h *Holder, d uint64, v V, op string) {
 func (w *Wheel[V]) Cancel(h *Holder) bool { return w.s.cancel(h) }
 
 // Len returns the number of active timers. O(1).
-func (w *Wheel[V]) Len() int { return w.s.live }
+func (w *Wheel[V]) Len() int { return w.s.entries.Entries() }
 
 // Now returns the last tick whose processing has begun. O(1).
 func (w *Wheel[V]) Now() uint64 { return w.s.now }
@@ -280,8 +281,7 @@ func (w *Wheel[V]) Now() uint64 { return w.s.now }
 //
 // It panics if to is beyond MaxTick or if called from an expiry callback.
 func (w *Wheel[V]) Advance(to uint64, expire func(V)) {
-	out := sink[V]{fn: expire}
-	w.advance("Advance", to, math.MaxInt, &out)
+	w.advance("Advance", to, math.MaxInt, expire)
 }
 
 // AdvanceLimit is Advance that fires, or moves down a level, at most n
@@ -295,8 +295,7 @@ func (w *Wheel[V]) Advance(to uint64, expire func(V)) {
 // n <= 0 or as Advance does.
 func (w *Wheel[V]) AdvanceLimit(to uint64, n int, expire func(V)) bool {
 	checkMax("AdvanceLimit", n)
-	out := sink[V]{fn: expire}
-	return w.advance("AdvanceLimit", to, n, &out)
+	return w.advance("AdvanceLimit", to, n, expire)
 }
 
 // AppendExpired is AdvanceLimit that appends the value of each expired
@@ -304,15 +303,14 @@ func (w *Wheel[V]) AdvanceLimit(to uint64, n int, expire func(V)) bool {
 // allocates only if dst runs out of capacity.
 func (w *Wheel[V]) AppendExpired(dst []V, to uint64, n int) ([]V, bool) {
 	checkMax("AppendExpired", n)
-	out := sink[V]{dst: dst, collect: true}
-	done := w.advance("AppendExpired", to, n, &out)
-	return out.dst, done
+	done := w.advance("AppendExpired", to, n, func(v V) { dst = append(dst, v) })
+	return dst, done
 }
 
 // advance is what the three ways to advance share: the checks, the guard
 // against re-entry from a callback, the quiet path, and a wheel with no
 // buckets, which has nothing to fire.
-func (w *Wheel[V]) advance(op string, to uint64, limit int, out *sink[V]) bool {
+func (w *Wheel[V]) advance(op string, to uint64, limit int, deliver func(V)) bool {
 	checkTick(op, "to", to)
 	w.s.running.enter(op)
 	if w.quietUntil(to) {
@@ -333,7 +331,7 @@ func (w *Wheel[V]) advance(op string, to uint64, limit int, out *sink[V]) bool {
 		w.s.now = to // no buckets, nothing to fire
 		return true
 	}
-	return w.walk(to, limit, out)
+	return w.walk(to, limit, deliver)
 }
 
 // NextExpiry returns the earliest tick at which Advance has work to do, or
@@ -345,8 +343,11 @@ func (w *Wheel[V]) advance(op string, to uint64, limit int, out *sink[V]) bool {
 // coarse slot half moved.
 // O(levels); it allocates nothing.
 func (w *Wheel[V]) NextExpiry(limit uint64) uint64 {
-	if w.cascading != 0 && !w.s.entries.Empty(w.cascading-1) {
-		return min(w.s.now, limit)
+	if w.cascading != 0 {
+		if !w.s.entries.Empty(w.cascading - 1) {
+			return min(w.s.now, limit)
+		}
+		w.cascading = 0 // cancels emptied the slot: nothing is left to move
 	}
 	bucket, start, ok := w.next()
 	if !ok {
@@ -417,7 +418,7 @@ func (w *Wheel[V]) next() (bucket int, start uint64, ok bool) {
 // crosses, and a bounded one fires or moves down a level at most limit
 // timers, with every occupied slot it reaches giving it one, so
 // O(limit·levels) at most.
-func (w *Wheel[V]) walk(to uint64, limit int, out *sink[V]) bool {
+func (w *Wheel[V]) walk(to uint64, limit int, deliver func(V)) bool {
 	work := 0 // timers fired or moved, which limit bounds
 	if w.cascading != 0 {
 		if !w.cascade(w.cascading-1, &work, limit) {
@@ -449,7 +450,7 @@ func (w *Wheel[V]) walk(to uint64, limit int, out *sink[V]) bool {
 			}
 			continue
 		}
-		if !w.s.fire(bucket, &work, limit, out) {
+		if work += w.s.fire(bucket, limit-work, deliver); !w.s.entries.Empty(bucket) {
 			return false
 		}
 		if start == to {
@@ -479,9 +480,9 @@ func (w *Wheel[V]) cascade(bucket int, work *int, limit int) bool {
 		if *work == limit {
 			return false
 		}
-		e := w.s.pop(bucket)
+		e := w.s.entries.Pop(bucket)
 		d := e.Link.Deadline
-		w.s.insert(e.Link, w.bucketFor(d), d, e.Value)
+		w.s.entries.Push(w.bucketFor(d), e.Link, d, e.Value)
 		*work++
 	}
 	w.cascading = 0

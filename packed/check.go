@@ -9,7 +9,9 @@ import "fmt"
 func (s *Store[V]) Check() error {
 	owner := make([]int, len(s.chunks)) // per chunk: 1 + bucket, or -1 free, -2 blank
 	var total [sizes]int32
-	for b, t := range s.tails {
+	all := 0
+	for b, bk := range s.buckets {
+		t, entries := bk.tail, 0
 		for c := t; c != 0; {
 			if c > uint32(len(s.chunks)) {
 				return fmt.Errorf("bucket %d: chunk %d of %d", b, c, len(s.chunks))
@@ -26,7 +28,7 @@ func (s *Store[V]) Check() error {
 				return fmt.Errorf("bucket %d: chunk %d says bucket %d", b, c, ch.bucket)
 			case cap(ch.entries) < FirstChunk<<k || k >= sizes:
 				return fmt.Errorf("bucket %d: chunk %d has capacity %d", b, c, cap(ch.entries))
-			case n == 0:
+			case n == 0 && (c != t || bk.len != 0 || ch.prev != 0 || k != 0):
 				return fmt.Errorf("bucket %d: chunk %d is empty", b, c)
 			case c != t && n != cap(ch.entries):
 				return fmt.Errorf("bucket %d: chunk %d, not the tail, holds %d of %d", b, c, n, cap(ch.entries))
@@ -37,8 +39,22 @@ func (s *Store[V]) Check() error {
 					return fmt.Errorf("bucket %d chunk %d index %d: link %+v", b, c, i, e.Link)
 				}
 			}
+			entries += n
 			c = ch.prev
 		}
+		if entries != int(bk.len) {
+			return fmt.Errorf("bucket %d: %d entries, counted %d", b, entries, bk.len)
+		}
+		if bit := s.occupied[b>>6]>>(b&63)&1 != 0; bit != (entries > 0) {
+			return fmt.Errorf("bucket %d: occupancy bit %v, %d entries", b, bit, entries)
+		}
+		all += entries
+	}
+	if all != s.len {
+		return fmt.Errorf("%d entries, counted %d", all, s.len)
+	}
+	if n := len(s.buckets); n%64 != 0 && s.occupied[n/64]>>(n%64) != 0 {
+		return fmt.Errorf("occupancy bits past the last bucket: %x", s.occupied[n/64])
 	}
 	for k := range s.free {
 		f := &s.free[k]

@@ -21,13 +21,12 @@ func ExampleStore_Remove() {
 	s.Init(1)
 	timers := []*timer{{name: "a"}, {name: "b"}, {name: "c"}}
 	for i, t := range timers {
-		t.link.Deadline = uint64(10 * (i + 1))
-		s.Push(0, &t.link, t.link.Deadline, t)
+		s.Push(0, &t.link, uint64(10*(i+1)), t)
 	}
 	fmt.Println("c at index", timers[2].link.Index)
 
 	a := timers[0]
-	e, _, _ := s.Remove(&a.link)
+	e := s.Remove(&a.link)
 	*e.Link = packed.Link{} // a is no longer linked
 	fmt.Println("removed", e.Value.name)
 
@@ -43,7 +42,8 @@ func ExampleStore_Remove() {
 }
 
 // A bucket's chunks double from FirstChunk entries up to MaxChunk, and an
-// emptied chunk waits on a free list for the next bucket that needs one.
+// emptied chunk waits on a free list for the next bucket that needs one;
+// the bucket keeps its first chunk for its next fill.
 func ExampleStore_Push() {
 	var s packed.Store[int]
 	s.Init(2)
@@ -65,5 +65,5 @@ func ExampleStore_Push() {
 	// chunk of 16 holds 8
 	// chunk of 8 holds 8
 	// chunk of 4 holds 4
-	// free chunks 3
+	// free chunks 2
 }

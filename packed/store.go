@@ -14,7 +14,10 @@
 // holds FirstChunk entries and each chunk after it twice the one before,
 // up to MaxChunk: a bucket of n entries holds fewer than MaxChunk spare
 // places, and one of a few entries holds a few. A chunk that its bucket
-// empties goes to the store's free list for its size, and a bucket that
+// empties goes to the store's free list for its size, but for a bucket's
+// first chunk of FirstChunk entries, which the empty bucket keeps for its
+// next fill (a bucket that fills and fires every few ticks would otherwise
+// take and give back a chunk each time); and a bucket that
 // needs a chunk takes a free one before it allocates: of the size it
 // needs, or else of the nearest size there is, larger first. So timers
 // which come and go, one at a time or in waves, reuse the same memory, and
@@ -121,7 +124,10 @@ type freeList struct {
 //
 // Its invariants, which Check verifies:
 //
-//	every chunk of a bucket but its tail is full, and none is empty
+//	every chunk of a bucket but its tail is full, and none is empty but
+//	    the first chunk, of FirstChunk entries, that an empty bucket keeps
+//	bucket.len counts the entries of its chunks, and len those of all
+//	occupied has the bit of every bucket with entries, and no other
 //	every chunk belongs to exactly one bucket, one free list or the blanks
 //	entry i of chunk c: e.Link.Chunk == c+1, e.Link.Index == i
 //	freeList.n counts its chunks, low <= n, and total counts the chunks of
@@ -130,47 +136,72 @@ type freeList struct {
 // The zero value has no buckets; Init makes them. A Store must not be
 // copied after first use: Links record positions in its chunks.
 type Store[V any] struct {
-	tails  []uint32 // per bucket, its last chunk plus one; 0 when empty
-	chunks []chunk[V]
-	free   [sizes]freeList
-	blanks uint32 // the chunks whose arrays went back, linked through prev
-	nblank int
+	buckets []bucket
+	// occupied has bit b%64 of word b/64 set when bucket b holds entries,
+	// for its owner to find the next bucket to visit (Occupied).
+	occupied []uint64
+	len      int // entries in all buckets
+	chunks   []chunk[V]
+	free     [sizes]freeList
+	blanks   uint32 // the chunks whose arrays went back, linked through prev
+	nblank   int
+}
+
+// bucket is where a bucket's chunks end and how many entries they hold.
+type bucket struct {
+	tail uint32 // its last chunk plus one; 0 for none
+	len  uint32 // its entries
 }
 
 // Init makes n empty buckets, numbered 0 to n-1, and forgets any entries.
 // O(n).
 func (s *Store[V]) Init(n int) {
-	*s = Store[V]{tails: make([]uint32, n)}
+	*s = Store[V]{buckets: make([]bucket, n), occupied: make([]uint64, (n+63)/64)}
 }
 
 // Buckets returns the number of buckets. O(1).
-func (s *Store[V]) Buckets() int { return len(s.tails) }
+func (s *Store[V]) Buckets() int { return len(s.buckets) }
 
 // Empty reports whether bucket holds no entries. O(1).
-func (s *Store[V]) Empty(bucket int) bool { return s.tails[bucket] == 0 }
+func (s *Store[V]) Empty(bucket int) bool { return s.buckets[bucket].len == 0 }
 
-// Push appends an entry to bucket and links it, and reports whether the
-// bucket was empty. O(1); it allocates only when the bucket needs a new
-// chunk and no free one of its size is left.
-func (s *Store[V]) Push(bucket int, link *Link, deadline uint64, v V) (wasEmpty bool) {
-	if t := s.tails[bucket]; t != 0 {
+// Len returns the number of entries in bucket. O(1).
+func (s *Store[V]) Len(bucket int) int { return int(s.buckets[bucket].len) }
+
+// Entries returns the number of entries in all buckets. O(1).
+func (s *Store[V]) Entries() int { return s.len }
+
+// Occupied returns the store's occupancy bitmap: bit b%64 of word b/64 is
+// set when bucket b holds entries. The slice aliases the store's, which
+// keeps it up to date; it must not be written. O(1).
+func (s *Store[V]) Occupied() []uint64 { return s.occupied }
+
+// Push appends an entry due at deadline to bucket and links it: Link
+// records where it is and the deadline. O(1); it allocates only when the
+// bucket needs a new chunk and no free one is left.
+func (s *Store[V]) Push(bucket int, link *Link, deadline uint64, v V) {
+	b := &s.buckets[bucket]
+	if t := b.tail; t != 0 {
 		c := &s.chunks[t-1]
 		if n := len(c.entries); n < cap(c.entries) {
-			es := c.entries[:n+1]
-			es[n] = Entry[V]{Deadline: deadline, Link: link, Value: v}
-			c.entries = es
-			link.Chunk, link.Index = t, uint32(n)
-			return false
+			c.entries = c.entries[:n+1]
+			c.entries[n] = Entry[V]{Deadline: deadline, Link: link, Value: v}
+			*link = Link{Deadline: deadline, Chunk: t, Index: uint32(n)}
+			s.len++
+			if b.len++; b.len == 1 {
+				s.occupied[bucket>>6] |= 1 << (bucket & 63)
+			}
+			return
 		}
 	}
-	return s.pushChunk(bucket, link, deadline, v)
+	s.pushChunk(bucket, link, deadline, v)
 }
 
 // pushChunk is Push into a bucket whose tail is full or which has none: it
 // gives the bucket a new tail chunk, of the next size, and pushes there.
 // Out of line, so that Push's common case stays short.
-func (s *Store[V]) pushChunk(bucket int, link *Link, deadline uint64, v V) bool {
-	t := s.tails[bucket]
+func (s *Store[V]) pushChunk(bucket int, link *Link, deadline uint64, v V) {
+	t := s.buckets[bucket].tail
 	size := 0
 	if t != 0 {
 		size = min(sizeOf(cap(s.chunks[t-1].entries))+1, sizes-1)
@@ -178,10 +209,14 @@ func (s *Store[V]) pushChunk(bucket int, link *Link, deadline uint64, v V) bool 
 	c := s.take(s.nearestFree(size))
 	ch := &s.chunks[c-1]
 	ch.bucket, ch.prev = int32(bucket), t
-	s.tails[bucket] = c
 	ch.entries = append(ch.entries, Entry[V]{Deadline: deadline, Link: link, Value: v})
-	link.Chunk, link.Index = c, 0
-	return t == 0
+	*link = Link{Deadline: deadline, Chunk: c, Index: 0}
+	b := &s.buckets[bucket]
+	b.tail = c
+	s.len++
+	if b.len++; b.len == 1 {
+		s.occupied[bucket>>6] |= 1 << (bucket & 63)
+	}
 }
 
 // sizeOf returns the size number of a chunk of capacity c: 0 for
@@ -259,16 +294,16 @@ func (s *Store[V]) Find(link *Link) *Entry[V] {
 func (s *Store[V]) BucketOf(link *Link) int { return int(s.chunks[link.Chunk-1].bucket) }
 
 // Remove deletes the entry that link names, which Find must have found,
-// and returns it with its bucket, and whether the bucket is now empty. The
-// bucket's last entry moves into the hole and its Link is rewritten; link
-// itself is left as it was, for the caller to unlink or link elsewhere.
-// O(1).
-func (s *Store[V]) Remove(link *Link) (e Entry[V], bucket int, emptied bool) {
+// and returns it. The bucket's last entry moves into the hole and its
+// Link is rewritten; link itself is left as it was, for the caller to
+// unlink or link elsewhere. O(1).
+func (s *Store[V]) Remove(link *Link) Entry[V] {
 	c, i := link.Chunk, link.Index
 	hole := &s.chunks[c-1].entries[i]
-	e = *hole
-	bucket = int(s.chunks[c-1].bucket)
-	t := s.tails[bucket]
+	e := *hole
+	bucket := int(s.chunks[c-1].bucket)
+	b := &s.buckets[bucket]
+	t := b.tail
 	tail := &s.chunks[t-1]
 	last := len(tail.entries) - 1
 	if t != c || i != uint32(last) {
@@ -278,35 +313,88 @@ func (s *Store[V]) Remove(link *Link) (e Entry[V], bucket int, emptied bool) {
 	}
 	tail.entries[last] = Entry[V]{}
 	tail.entries = tail.entries[:last]
+	b.len--
+	s.len--
 	if last == 0 {
-		emptied = s.dropTail(bucket, t)
+		s.dropTail(bucket, b, t)
 	}
-	return e, bucket, emptied
+	return e
 }
 
 // Pop removes and returns the last entry of bucket, which must not be
-// empty, moving no other, and reports whether the bucket is now empty: how
-// a wheel takes the entries of a bucket whose time has come. O(1).
-func (s *Store[V]) Pop(bucket int) (e Entry[V], emptied bool) {
-	t := s.tails[bucket]
+// empty, moving no other: how a wheel takes the entries of a bucket whose
+// time has come. O(1).
+func (s *Store[V]) Pop(bucket int) Entry[V] {
+	b := &s.buckets[bucket]
+	t := b.tail
 	tail := &s.chunks[t-1]
 	last := len(tail.entries) - 1
-	e = tail.entries[last]
+	e := tail.entries[last]
 	tail.entries[last] = Entry[V]{}
 	tail.entries = tail.entries[:last]
+	b.len--
+	s.len--
 	if last == 0 {
-		emptied = s.dropTail(bucket, t)
+		s.dropTail(bucket, b, t)
 	}
-	return e, emptied
+	return e
 }
 
-// dropTail puts bucket's emptied tail chunk t on its free list and reports
-// whether the bucket is now empty.
-func (s *Store[V]) dropTail(bucket int, t uint32) bool {
+// PopEach takes the entries of bucket out from the last, one at a time,
+// unlinks each and calls f with its value, until the bucket is empty or n
+// entries have gone, and returns how many went: how a wheel fires the
+// timers of a bucket whose time has come. f may change the store, the
+// bucket included; an entry it removes does not come out here. A nil f
+// discards the values. O(1) per entry.
+func (s *Store[V]) PopEach(bucket, n int, f func(V)) int {
+	b := &s.buckets[bucket] // s.buckets never grows; s.chunks may, in f
+	i := 0
+	for ; i < n && b.len != 0; i++ {
+		t := b.tail
+		tail := &s.chunks[t-1]
+		last := len(tail.entries) - 1
+		e := &tail.entries[last]
+		link, v := e.Link, e.Value
+		*e = Entry[V]{}
+		tail.entries = tail.entries[:last]
+		b.len--
+		s.len--
+		if last == 0 {
+			// dropTail, written out: a bucket of a few timers that fires
+			// empties its first chunk at nearly every one.
+			if tail.prev != 0 || cap(tail.entries) >= 2*FirstChunk {
+				s.freeTail(b, t)
+			}
+			if b.len == 0 {
+				s.occupied[bucket>>6] &^= 1 << (bucket & 63)
+			}
+		}
+		*link = Link{}
+		if f != nil {
+			f(v)
+		}
+	}
+	return i
+}
+
+// dropTail is what Remove, Pop and PopEach do when they empty t, the tail chunk of
+// bucket b: the chunk goes to its free list, unless it is the first chunk,
+// of FirstChunk entries, which the bucket keeps; the bucket, if that
+// leaves it empty, leaves the occupancy bitmap.
+func (s *Store[V]) dropTail(bucket int, b *bucket, t uint32) {
+	if ch := &s.chunks[t-1]; ch.prev != 0 || cap(ch.entries) >= 2*FirstChunk {
+		s.freeTail(b, t)
+	}
+	if b.len == 0 {
+		s.occupied[bucket>>6] &^= 1 << (bucket & 63)
+	}
+}
+
+// freeTail puts b's emptied tail chunk t on its free list.
+func (s *Store[V]) freeTail(b *bucket, t uint32) {
 	ch := &s.chunks[t-1]
-	s.tails[bucket] = ch.prev
+	b.tail = ch.prev
 	s.putFree(sizeOf(cap(ch.entries)), t)
-	return s.tails[bucket] == 0
 }
 
 // putFree puts the empty chunk c on the free list of its size number.
@@ -344,10 +432,9 @@ func (s *Store[V]) Release() {
 	}
 }
 
-// Tail returns the number of bucket's last chunk, plus one, or 0 if the
-// bucket is empty: where a scan of the bucket, last entry first, starts.
-// O(1).
-func (s *Store[V]) Tail(bucket int) uint32 { return s.tails[bucket] }
+// Tail returns the number of bucket's last chunk, plus one, or 0 if it
+// has none: where a scan of the bucket, last entry first, starts. O(1).
+func (s *Store[V]) Tail(bucket int) uint32 { return s.buckets[bucket].tail }
 
 // Chunk returns the entries of chunk c, a number Tail or Chunk returned,
 // and the number of the chunk before it in its bucket, 0 at the first.

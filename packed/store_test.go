@@ -28,19 +28,19 @@ func TestStoreRandom(t *testing.T) {
 			if r.IntN(4) == 0 {
 				b = 0 // one crowded bucket
 			}
-			require.Equal(t, count[b] == 0, s.Push(b, l, uint64(id), id))
+			s.Push(b, l, uint64(id), id)
 			in[id] = b + 1
 			count[b]++
+			require.Equal(t, uint64(id), l.Deadline)
 		case op < 7 && in[id] != 0:
 			e := s.Find(l)
 			require.NotNil(t, e)
 			b := s.BucketOf(l)
 			require.Equal(t, in[id]-1, b)
-			got, gotB, emptied := s.Remove(l)
+			got := s.Remove(l)
 			require.Equal(t, id, got.Value)
-			require.Equal(t, b, gotB)
 			count[b]--
-			require.Equal(t, count[b] == 0, emptied)
+			require.Equal(t, count[b] == 0, s.Empty(b))
 			*l, in[id] = Link{}, 0
 		default:
 			b := r.IntN(s.Buckets())
@@ -48,10 +48,10 @@ func TestStoreRandom(t *testing.T) {
 				require.Zero(t, count[b])
 				continue
 			}
-			e, emptied := s.Pop(b)
+			e := s.Pop(b)
 			require.Equal(t, b+1, in[e.Value])
 			count[b]--
-			require.Equal(t, count[b] == 0, emptied)
+			require.Equal(t, count[b] == 0, s.Empty(b))
 			*e.Link, in[e.Value] = Link{}, 0
 		}
 		if err := s.Check(); err != nil {
@@ -105,19 +105,19 @@ func TestReleaseAfterAPeriod(t *testing.T) {
 	for c := s.Tail(0); c != 0; _, c = s.Chunk(c) {
 		chunks++
 	}
-	for !s.Empty(0) { // a burst drains
+	for !s.Empty(0) { // a burst drains; the bucket keeps its first chunk
 		s.Pop(0)
 	}
 	free, released := s.Free()
-	require.Equal(t, chunks, free)
+	require.Equal(t, chunks-1, free)
 	require.Zero(t, released)
 
 	s.Release() // freed during this period: kept
 	free, released = s.Free()
-	require.Equal(t, chunks, free)
+	require.Equal(t, chunks-1, free)
 	require.Zero(t, released)
 
-	for i := range 20 { // a few come back, in chunks of 4, 8 and 16
+	for i := range 20 { // a few come back, in the free chunks of 8 and 16
 		s.Push(1, &links[i], 0, i)
 	}
 	s.Release() // the larger chunks stayed free through it
@@ -151,9 +151,10 @@ func TestStoreZeroAllocs(t *testing.T) {
 	require.Zero(t, testing.AllocsPerRun(1000, func() {
 		l := &links[i%len(links)]
 		i += 7
-		_, b, _ := s.Remove(l)
+		b := s.BucketOf(l)
+		s.Remove(l)
 		s.Push(1-b, l, 0, 0)
-		e, _ := s.Pop(b)
+		e := s.Pop(b)
 		s.Push(b, e.Link, 0, 0)
 	}))
 	require.NoError(t, s.Check())
@@ -161,7 +162,7 @@ func TestStoreZeroAllocs(t *testing.T) {
 
 // TestNearestFreeSize checks that a bucket needing a chunk of a size none
 // of whose chunks is free takes the nearest free one, larger first, before
-// it allocates.
+// it allocates, and that an emptied bucket keeps its first chunk of 4.
 func TestNearestFreeSize(t *testing.T) {
 	var s Store[int]
 	s.Init(3)
@@ -178,8 +179,10 @@ func TestNearestFreeSize(t *testing.T) {
 	for !s.Empty(0) {
 		s.Pop(0)
 	}
-	// Free: two of 4, two of 8, one of 16. Bucket 2 takes 4, 8, 16, then
-	// no 32 or 64 is free: the nearest smaller, 8, then 4.
+	// Free: two of 8 and one of 16; the empty buckets keep their chunks of
+	// 4. Bucket 2 needs 4: none is free, so the nearest larger, 8; then
+	// 16; then 32, and the nearest is smaller, 8; then 16, and none is
+	// left: a new one.
 	var got []int
 	for i := range 40 {
 		s.Push(2, &links[i], 0, i)
@@ -188,7 +191,7 @@ func TestNearestFreeSize(t *testing.T) {
 		es, _ := s.Chunk(c)
 		got = append([]int{cap(es)}, got...)
 	}
-	require.Equal(t, []int{4, 8, 16, 8, 4}, got)
+	require.Equal(t, []int{8, 16, 8, 16}, got)
 	free, _ := s.Free()
 	require.Zero(t, free)
 	require.NoError(t, s.Check())
