@@ -28,10 +28,12 @@ import "github.com/packwheel/packwheel/packed"
 //	set       a wheel's general path for Schedule, ScheduleAfter and ScheduleRange
 //	pushBack  Schedule's inlined fast path: postpone, for a holder checked in one read
 //	postpone  give an active timer a later deadline without moving its entry
-//	move      take an active timer's entry out and insert it in another bucket
-//	insert    add an entry for an inactive holder, and link the holder to it
-//	take      take an entry out, leaving its holder linked for the caller to
-//	          unlink (fire) or insert again (move down, or place)
+//	move      remove an active timer's entry and push it to another bucket
+//	push      add an entry to a bucket and link its holder to it (packed.Store.Push)
+//	remove    take an entry out, moving the bucket's last into its place, and
+//	          leave its holder for the caller to unlink or push again
+//	fire      take a due bucket's entries out from the last, unlinking each
+//	          before its callback (packed.Store.PopEach)
 type store[V any] struct {
 	now     uint64
 	entries packed.Store[V]

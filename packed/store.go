@@ -29,8 +29,8 @@
 // before; its caller calls it once per period of time, so a chunk unused
 // for a whole period goes back, and a wave that returns within a period
 // finds its chunks, as does one a little larger than the last. The
-// store's table of chunks keeps 32 bytes for every chunk it held at once
-// since it was last empty.
+// store's table of chunks keeps 32 bytes for the most chunks it has held
+// at once.
 //
 // The package is the storage layer of packwheel's wheels and knows nothing
 // about time. Nothing in it is safe for concurrent use.
@@ -426,9 +426,6 @@ func (s *Store[V]) Release() {
 		f.n -= unused
 		f.total -= unused
 		f.low = f.n
-	}
-	if s.nblank == len(s.chunks) { // no entry, no free chunk: forget the table
-		s.chunks, s.blanks, s.nblank = nil, 0, 0
 	}
 }
 
