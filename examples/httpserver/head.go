@@ -98,9 +98,7 @@ func newHeadParser() *headParser {
 // leaves open: Transfer-Encoding in an HTTP/1.0 request (6.1) and
 // Content-Length beside Transfer-Encoding (6.3).
 func (p *headParser) parse(head []byte) (request, int) {
-	p.src.Reset(head)
-	p.br.Reset(&p.src)
-	req, err := http.ReadRequest(p.br)
+	req, err := p.read(head)
 	if err != nil {
 		// ReadRequest's error for a Transfer-Encoding other than one
 		// "chunked" is unexported; its text is all there is to go on
@@ -162,6 +160,13 @@ func (p *headParser) parse(head []byte) (request, int) {
 		return request{}, http.StatusRequestEntityTooLarge
 	}
 	return r, 0
+}
+
+// read parses head with http.ReadRequest.
+func (p *headParser) read(head []byte) (*http.Request, error) {
+	p.src.Reset(head)
+	p.br.Reset(&p.src)
+	return http.ReadRequest(p.br)
 }
 
 // field returns the value of the first field of head named name, given in
