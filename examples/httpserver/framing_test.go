@@ -344,23 +344,26 @@ func TestAnswerZeroAllocs(t *testing.T) {
 }
 
 // TestServeAllocs checks that serving a request allocates only what
-// parsing its head does (net/http.ReadRequest's request and header): the
-// steps of its states allocate nothing, whether it arrives whole, with
-// others, or in pieces.
+// parsing its head does (net/http.ReadRequest's request and header), and,
+// for a head that arrives in pieces, checking its request line: the steps
+// of its states allocate nothing, whether it arrives whole, with others,
+// or in pieces.
 func TestServeAllocs(t *testing.T) {
 	const get = "GET / HTTP/1.1\r\nHost: x\r\n\r\n"
 	srv, cs := fakeServer(t)
-	head := []byte(get)
+	head, line := []byte(get), []byte("GET / HTTP/1.1\r\n")
 	parse := testing.AllocsPerRun(100, func() { cs.loop.parser.parse(head) })
+	checkLine := testing.AllocsPerRun(100, func() { cs.loop.parser.checkLine(line) })
 	require.NotZero(t, parse)
 	for _, tc := range []struct {
-		name     string
-		events   []string
-		requests int
+		name   string
+		events []string
+		want   float64
 	}{
-		{"whole", []string{get}, 1},
-		{"pipelined", []string{strings.Repeat(get, 8)}, 8},
-		{"split", []string{"GET / HTTP/1.1\r\nHo", "st: x\r\n\r\n"}, 1},
+		{"whole", []string{get}, parse},
+		{"pipelined", []string{strings.Repeat(get, 8)}, 8 * parse},
+		{"split", []string{"GET / HTTP/1.1\r\nHo", "st: x\r\n\r\n"}, checkLine + parse},
+		{"split in the line", []string{"GET / HT", "TP/1.1\r\nHost: x\r\n\r\n"}, checkLine + parse},
 	} {
 		tc2 := newTracedConn(cs)
 		got := testing.AllocsPerRun(100, func() {
@@ -370,6 +373,6 @@ func TestServeAllocs(t *testing.T) {
 			}
 		})
 		require.Empty(t, tc2.in, tc.name)
-		require.Equal(t, parse*float64(tc.requests), got, tc.name)
+		require.Equal(t, tc.want, got, tc.name)
 	}
 }

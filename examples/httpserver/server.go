@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"net/http"
 	"strconv"
 	"sync"
@@ -78,7 +79,7 @@ type conn struct {
 	loop     *loopState
 	state    state
 	skipped  uint8 // CR and LF bytes ignored before this request line (idle)
-	scanned  int   // bytes of the head already searched for its end (head)
+	scanned  int   // bytes of the request line or head already searched (line, head)
 	req      request
 	bodyLeft int64          // bytes of a Content-Length body still to discard (body)
 	chunks   chunks         // the decoder of a chunked body (body)
@@ -98,9 +99,11 @@ type conn struct {
 //	         byte received or the last of an answer read. A request that
 //	         arrives whole, with no delay and an answer the socket takes,
 //	         goes from idle back to idle without touching a timer.
-//	head     a request head incomplete: the header deadline, counted from
-//	         the look that found it incomplete and not reset by bytes, so a
-//	         slowloris client is closed at it with 408
+//	line     a request line incomplete: the header deadline, counted from
+//	         the look that found the head incomplete and not reset by
+//	         bytes, so a slowloris client is closed at it with 408. A line
+//	         net/http refuses is refused once it has ended, with 400.
+//	head     the line read, its header fields incomplete: the same deadline
 //	body     the head parsed, its body incomplete: the body deadline,
 //	         counted from the end of the head, so a slow-body client is
 //	         closed at it with 408
@@ -120,6 +123,7 @@ type state uint8
 
 const (
 	stateIdle state = iota
+	stateLine
 	stateHead
 	stateBody
 	stateDelay
@@ -232,6 +236,8 @@ func (s *server) step(c gnet.Conn, cs *conn, sh *share) (state, bool) {
 	switch cs.state {
 	case stateIdle:
 		return s.stepIdle(c, cs, sh)
+	case stateLine:
+		return s.stepLine(c, cs)
 	case stateHead:
 		return s.stepHead(c, cs, sh)
 	case stateBody:
@@ -264,6 +270,26 @@ func (s *server) stepIdle(c gnet.Conn, cs *conn, sh *share) (state, bool) {
 	// The head's deadline counts from this look, at most one read after
 	// its first byte, and is not reset by bytes.
 	s.wait(c, cs, time.Now().Add(s.cfg.headerTimeout))
+	return stateLine, true
+}
+
+// stepLine waits for the request line to end and refuses it there, with
+// 400, if net/http would, as net/http does: before any header field
+// arrives (TestBadLineAtOnce).
+func (s *server) stepLine(c gnet.Conn, cs *conn) (state, bool) {
+	buf, _ := c.Peek(-1)
+	i := bytes.IndexByte(buf[cs.scanned:], '\n')
+	switch {
+	case i < 0 && len(buf) > maxHead:
+		return s.refuse(c, cs, http.StatusRequestHeaderFieldsTooLarge)
+	case i < 0:
+		cs.scanned = len(buf)
+		return stateLine, false
+	}
+	if status := cs.loop.parser.checkLine(buf[:cs.scanned+i+1]); status != 0 {
+		return s.refuse(c, cs, status)
+	}
+	cs.scanned = 0
 	return stateHead, true
 }
 
@@ -446,7 +472,7 @@ func (s *server) close(c gnet.Conn) (state, bool) {
 	return stateClosing, false
 }
 
-// wait begins a state that waits within a request (head, body, delay,
+// wait begins a state that waits within a request (line, body, delay,
 // send): the idle timeout off if it was on, in idle, which marks c busy,
 // and deadline, or none for the zero time.
 func (s *server) wait(c gnet.Conn, cs *conn, deadline time.Time) {
