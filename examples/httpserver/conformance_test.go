@@ -201,13 +201,7 @@ func manyFields(n int) string {
 // the row documents. With -v it prints the table.
 func TestConformance(t *testing.T) {
 	t.Parallel()
-	_, ours := start(t, testConfig)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	netSrv := newNetHTTP(testConfig)
-	go func() { _ = netSrv.Serve(ln) }()
-	t.Cleanup(func() { _ = netSrv.Close() })
-
+	ours, theirs := startBoth(t, testConfig)
 	require.GreaterOrEqual(t, len(conformance), 50)
 	type result struct{ ours, net outcome }
 	results := make([]result, len(conformance))
@@ -220,7 +214,7 @@ func TestConformance(t *testing.T) {
 					netWant, netFate = row.netWant, row.netFate
 				}
 				results[i].ours = exchange(t, ours, row, len(row.want), row.fate)
-				results[i].net = exchange(t, ln.Addr().String(), row, len(netWant), netFate)
+				results[i].net = exchange(t, theirs, row, len(netWant), netFate)
 				require.Equal(t, outcome{row.want, row.fate}, results[i].ours, "this server")
 				require.Equal(t, outcome{netWant, netFate}, results[i].net, "net/http")
 			})
@@ -232,6 +226,18 @@ func TestConformance(t *testing.T) {
 			fmt.Fprintf(os.Stdout, "| %s | %s | %s | %s |\n", row.name, results[i].ours, results[i].net, row.differ)
 		}
 	}
+}
+
+// startBoth runs this server and its net/http twin, with cfg, on
+// 127.0.0.1 for the test, and returns their addresses.
+func startBoth(t *testing.T, cfg config) (ours, theirs string) {
+	_, ours = start(t, cfg)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	srv := newNetHTTP(cfg)
+	go func() { _ = srv.Serve(ln) }()
+	t.Cleanup(func() { _ = srv.Close() })
+	return ours, ln.Addr().String()
 }
 
 // outcome is what a server did with a row: its answers' statuses and the
@@ -339,12 +345,7 @@ func TestBadLineAtOnce(t *testing.T) {
 	t.Parallel()
 	cfg := testConfig
 	cfg.headerTimeout = time.Minute
-	_, ours := start(t, cfg)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	netSrv := newNetHTTP(cfg)
-	go func() { _ = netSrv.Serve(ln) }()
-	t.Cleanup(func() { _ = netSrv.Close() })
+	ours, theirs := startBoth(t, cfg)
 
 	const netAnswer = "HTTP/1.1 400 Bad Request\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n\r\n400 Bad Request"
 	for _, tc := range []struct{ name, send string }{
@@ -357,7 +358,7 @@ func TestBadLineAtOnce(t *testing.T) {
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			got := map[string]string{}
-			for name, addr := range map[string]string{"this server": ours, "net/http": ln.Addr().String()} {
+			for name, addr := range map[string]string{"this server": ours, "net/http": theirs} {
 				c := dialSend(t, addr, tc.send)
 				got[name] = readAll(t, c) // within readAll's 5 s, far under the header timeout
 				t.Logf("%s: %q", name, got[name])
