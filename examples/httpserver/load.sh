@@ -15,10 +15,10 @@
 # GET / and stops the server with SIGINT; a round runs the three servers
 # in turn, each round in the next order, so that drift falls on all alike.
 # A run's requests/s counts the seconds wrk spends opening its
-# connections: past the listen backlog (net.core.somaxconn, 4096 here)
-# connections wait for the kernel's SYN retries, so 10,000 take about 2 s
-# to all be answered, a little longer with net/http; 20 s runs keep that
-# small. wrk and the server share the machine's CPUs, and anything else
+# connections: past the listen backlog (net.core.somaxconn) they wait for
+# the kernel's SYN retries, and their cost varies from run to run and is
+# higher for net/http, so that short runs scatter (README.md says how
+# far); 20 s runs keep it small. wrk and the server share the machine's CPUs, and anything else
 # running takes from both: each run says how much CPU other processes
 # used during it.
 #
