@@ -349,6 +349,9 @@ func TestAnswerZeroAllocs(t *testing.T) {
 // of its states allocate nothing, whether it arrives whole, with others,
 // or in pieces.
 func TestServeAllocs(t *testing.T) {
+	if raceEnabled {
+		t.Skip("under -race sync.Pool drops what is put at random, so ReadRequest's allocations vary from run to run")
+	}
 	const get = "GET / HTTP/1.1\r\nHost: x\r\n\r\n"
 	srv, cs := fakeServer(t)
 	head, line := []byte(get), []byte("GET / HTTP/1.1\r\n")
