@@ -12,10 +12,11 @@
 //
 // # Limits
 //
-// Each kind of limit has its own file, holding its per-connection state,
-// its setter and the tick at which it closes a connection. A connection
-// goes when it passes any limit, with the limit's Reason, which OnReap
-// and Stats.Reaped report.
+// Each kind of limit is declared in one place, holding its option's
+// check, its per-connection state and setter, the tick at which it
+// closes a connection and what else it does. A connection goes when it
+// passes any limit, with the limit's Reason, which OnReap and
+// Stats.Reaped report.
 //
 //	limit                 option (default)             per connection        reason
 //	idle                  Timeout (required)           SetIdleTimeout        Idle
@@ -23,12 +24,13 @@
 //	write stall           WriteStallTimeout (off)      SetWriteStallTimeout  WriteStall
 //	drain rate            MinDrainRate (off)           -                     SlowDrain
 //	lifetime              MaxLifetime (off)            SetMaxLifetime        Lifetime
+//	lingering close       Linger (5 s)                 CloseAfterFlush       Linger
 //	pending output        Output (DefaultOutput)       SetOutputLimit        OutputFull
 //	unconsumed input      MaxInput (1 MiB)             -                     InputFull
-//	lingering close       Linger (5 s)                 CloseAfterFlush       Linger
+//	between requests      -                            CloseIdle             Shed
+//	shutdown              -                            Shutdown              Shed, Shutdown
 //	connections           MaxConns (DefaultMaxConns)   -                     (refused)
 //	idle under load       Overload (off)               -                     Idle
-//	between requests      -                            CloseIdle, Shutdown   Shed, Shutdown
 //
 // The timed limits (idle, deadline, write stall, drain rate, lifetime,
 // lingering close) close a connection never before its limit and at most

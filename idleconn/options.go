@@ -1,8 +1,6 @@
 package idleconn
 
 import (
-	"cmp"
-	"errors"
 	"fmt"
 	"math/bits"
 	"time"
@@ -174,15 +172,6 @@ type OutputLimit struct {
 	High, Low int
 }
 
-// check returns an error naming what, starting "idleconn: ", if o is not
-// a valid limit.
-func (o OutputLimit) check(what string) error {
-	if o.Low <= 0 || o.Low > o.High || o.High > o.Max {
-		return fmt.Errorf("idleconn: %s %+v: want 0 < Low <= High <= Max", what, o)
-	}
-	return nil
-}
-
 // Overload shortens idle timeouts as a server with MaxConns nears it, as
 // Envoy's overload manager reduces its timeouts: with open connections
 // above Start times MaxConns, every idle timeout longer than Floor shrinks
@@ -226,6 +215,7 @@ func (k WheelKind) String() string {
 
 // config is what a Handler derives from validated Options: durations turned
 // into ticks, defaults filled in, and the sizes of each loop's structures.
+// Each kind of limit fills in its own fields (limits.go, buffers.go).
 type config struct {
 	resolution time.Duration
 	tick       time.Duration
@@ -253,7 +243,8 @@ type config struct {
 }
 
 // newConfig validates opts and derives the config, with errors that name
-// the option at fault.
+// the option at fault: the clock's options here, then each kind's, in the
+// registry's order.
 func newConfig(opts Options) (config, error) {
 	if opts.Timeout < MinResolution {
 		return config{}, fmt.Errorf("idleconn: Timeout %v must be at least %v", opts.Timeout, MinResolution)
@@ -270,70 +261,35 @@ func newConfig(opts Options) (config, error) {
 	if opts.Wheel != Hashed && opts.Wheel != Hierarchical {
 		return config{}, fmt.Errorf("idleconn: Wheel %v is neither Hashed nor Hierarchical", opts.Wheel)
 	}
-	for _, d := range []struct {
-		name, zero string
-		d          time.Duration
-	}{
-		{"MaxLifetime", "no limit", opts.MaxLifetime},
-		{"WriteStallTimeout", "no limit", opts.WriteStallTimeout},
-		{"DrainWindow", "10s", opts.DrainWindow},
-		{"Linger", "DefaultLinger", opts.Linger},
-	} {
-		if d.d < 0 {
-			return config{}, fmt.Errorf("idleconn: %s must not be negative (zero means %s)", d.name, d.zero)
-		}
-	}
-	switch {
-	case opts.MinDrainRate < 0:
-		return config{}, errors.New("idleconn: MinDrainRate must not be negative (zero means no limit)")
-	case opts.DrainWindow != 0 && opts.MinDrainRate == 0:
-		return config{}, errors.New("idleconn: DrainWindow is set but MinDrainRate is not")
-	case opts.DrainWindow != 0 && opts.DrainWindow < res:
-		return config{}, fmt.Errorf("idleconn: DrainWindow %v must be at least Resolution (%v)", opts.DrainWindow, res)
-	case opts.MaxInput < 0:
-		return config{}, errors.New("idleconn: MaxInput must not be negative (zero means DefaultMaxInput)")
-	}
-	output := opts.Output
-	if output == (OutputLimit{}) {
-		output = DefaultOutput
-	} else if err := output.check("Output"); err != nil {
-		return config{}, err
-	}
-	tick := res / ticksPerResolution
 	c := config{
-		resolution:  res,
-		tick:        tick,
-		idleTicks:   limitTicks(opts.Timeout, tick),
-		lifeTicks:   limitTicks(opts.MaxLifetime, tick),
-		stallTicks:  limitTicks(opts.WriteStallTimeout, tick),
-		lingerTicks: limitTicks(cmp.Or(opts.Linger, DefaultLinger), tick),
-		output:      output,
-		maxInput:    cmp.Or(opts.MaxInput, DefaultMaxInput),
-		wheel:       opts.Wheel,
-		onRefuse:    opts.OnRefuse,
-		onReap:      opts.OnReap,
-		onWritable:  opts.OnWritable,
+		resolution: res,
+		tick:       res / ticksPerResolution,
+		wheel:      opts.Wheel,
+		onRefuse:   opts.OnRefuse,
+		onReap:     opts.OnReap,
+		onWritable: opts.OnWritable,
 	}
-	if opts.MinDrainRate > 0 {
-		window := cmp.Or(opts.DrainWindow, 10*time.Second)
-		c.drainTicks = limitTicks(window, tick)
-		c.drainBytes = int(min(float64(opts.MinDrainRate)*window.Seconds(), float64(maxInt)))
-	}
-	switch {
-	case opts.MaxConns > 0:
-		c.maxConns = int64(opts.MaxConns)
-	case opts.MaxConns == 0:
-		c.maxConns = int64(DefaultMaxConns())
-	}
-	var err error
-	if c.overload, err = newOverload(opts.Overload, c.maxConns, opts.Timeout, res, tick); err != nil {
-		return config{}, err
+	for _, k := range kinds {
+		if k.check != nil {
+			if err := k.check(&opts, &c); err != nil {
+				return config{}, err
+			}
+		}
 	}
 	// A timer is never scheduled further ahead than the next refresh plus
 	// idleTicks, so this many slots make one revolution span it.
 	c.slots = pow2AtLeast(c.idleTicks + 2)
 	c.ringSize = c.slots
 	return c, nil
+}
+
+// optionTicks checks the duration option name, whose zero means zero, and
+// returns it in ticks, as limitTicks counts them.
+func optionTicks(name, zero string, d, tick time.Duration) (uint64, error) {
+	if d < 0 {
+		return 0, fmt.Errorf("idleconn: %s must not be negative (zero means %s)", name, zero)
+	}
+	return limitTicks(d, tick), nil
 }
 
 // maxInt is the largest int.

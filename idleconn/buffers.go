@@ -1,0 +1,503 @@
+package idleconn
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"math"
+	"time"
+
+	"github.com/packwheel/packwheel"
+	"github.com/panjf2000/gnet/v2"
+)
+
+// What a connection buffers: the input its handler has left unconsumed,
+// and the output its peer has not read yet, which gnet holds in the
+// connection's outbound buffer. The limits fed by them are one state
+// machine, declared here: a connection's output is writable until it
+// passes its high-water mark, then not writable until it drains to its
+// low one (Writable, OnWritable); while output is pending it must drain,
+// some of it within the write stall timeout and enough of it over each
+// drain-rate window; a connection closing after flush drains, shuts its
+// write side and lingers; and input and output each have a maximum.
+//
+// The package looks at the output (look) on the data path before the
+// wrapped handler, if some was pending, and after, if some is; before
+// and after a Timer's function; each tick while some is pending, when the
+// connection's timer fires; and, while a connection is not writable or is
+// closing with output left, at polls that begin a millisecond after and
+// back off to the tick. Input grows only by reads, each followed by
+// OnTraffic, which checks it after the wrapped handler.
+
+// Stamps say when data came or output drained, without reading the
+// clock: the data path records the loop's epoch, which counts the refreshes that saw the
+// clock at a new tick (loop.ring holds each recent epoch's tick). An event
+// stamped with epoch e came after the refresh of e began and before the
+// refresh of e+1 did, so before the end of that refresh's tick. A limit
+// counted from it is due that many ticks after that end: late by up to a
+// tick, never early. Once e+1 has begun, settle turns the stamp into that
+// tick, so that it no longer depends on the ring, which forgets old
+// epochs.
+type stamp struct {
+	epoch uint64 // stampSettled once settled into at
+	at    uint64 // the tick before whose end the event came, once settled
+}
+
+// stampSettled is the epoch of a stamp settled into a tick.
+const stampSettled = math.MaxUint64
+
+// settledAt returns a stamp for an event before the end of tick t.
+func settledAt(t uint64) stamp { return stamp{epoch: stampSettled, at: t} }
+
+// stamp returns a stamp for an event happening now, and makes sure a
+// refresh will end the epoch.
+func (l *loop) stamp() stamp { return stamp{epoch: l.stampNow()} }
+
+// stampNow returns the current epoch, to stamp an event happening now,
+// and makes sure a refresh will end it.
+func (l *loop) stampNow() uint64 {
+	if !l.busy.Load() {
+		l.markBusy()
+	}
+	return l.epoch
+}
+
+// markBusy records that the current epoch holds a stamp and wakes the
+// driver, which refreshes the loop at the next tick.
+func (l *loop) markBusy() {
+	l.busy.Store(true)
+	l.h.nudge()
+}
+
+// due returns the tick at which a limit of ticks counted from the event
+// st stamps is reached, as the loop stands at tick now.
+//
+// An event stamped with the current epoch came after the latest refresh:
+// its limit is estimated from the next tick and checked again when the
+// timer fires. A stamp older than the ring counts from the oldest refresh
+// remembered, which is later than the truth: late, never early. arm's
+// horizon keeps stamps from growing that old before expire settles them.
+func (l *loop) due(st stamp, ticks, now uint64) uint64 {
+	switch {
+	case st.epoch == stampSettled:
+		return st.at + ticks
+	case st.epoch >= l.epoch:
+		return now + 1 + ticks
+	}
+	return l.endOf(st.epoch) + ticks
+}
+
+// endOf returns the tick of the refresh that ended epoch e, an epoch
+// before the current one; for one older than the ring, the oldest refresh
+// remembered.
+func (l *loop) endOf(e uint64) uint64 {
+	next := e + 1
+	if oldest := l.epoch - l.mask; l.epoch >= l.mask && next < oldest {
+		next = oldest
+	}
+	return l.ring[next&l.mask]
+}
+
+// settle turns *st into a tick once its epoch has ended.
+func (l *loop) settle(st *stamp) {
+	if st.epoch != stampSettled && st.epoch < l.epoch {
+		*st = settledAt(l.endOf(st.epoch))
+	}
+}
+
+// The unconsumed input: gnet reads whatever arrives and keeps what the
+// handler leaves unconsumed, so a peer that sends faster than the handler
+// consumes (or a handler waiting on something else, as an HTTP server
+// answering a slow request) would grow the inbound buffer without end.
+var inputKind = kind{
+	why: InputFull, name: "input full",
+	row: [4]string{"unconsumed input", "MaxInput (1 MiB)", "-", "InputFull"},
+	check: func(o *Options, c *config) error {
+		if o.MaxInput < 0 {
+			return errors.New("idleconn: MaxInput must not be negative (zero means DefaultMaxInput)")
+		}
+		c.maxInput = cmp.Or(o.MaxInput, DefaultMaxInput)
+		return nil
+	},
+}
+
+// The pending output's maximum, per connection (OutputLimit.Max), beside
+// its water marks.
+var outputKind = kind{
+	why: OutputFull, name: "output full",
+	row: [4]string{"pending output", "Output (DefaultOutput)", "SetOutputLimit", "OutputFull"},
+	check: func(o *Options, c *config) error {
+		c.output = o.Output
+		if c.output == (OutputLimit{}) {
+			c.output = DefaultOutput
+			return nil
+		}
+		return c.output.check("Output")
+	},
+	open: func(l *loop, s *slot, _ uint64) { s.lim().output = l.cfg.output },
+}
+
+// check returns an error naming what, starting "idleconn: ", if o is not
+// a valid limit.
+func (o OutputLimit) check(what string) error {
+	if o.Low <= 0 || o.Low > o.High || o.High > o.Max {
+		return fmt.Errorf("idleconn: %s %+v: want 0 < Low <= High <= Max", what, o)
+	}
+	return nil
+}
+
+// Writable reports whether c may take more output: false once its pending
+// output has exceeded its high-water mark, until it has drained to its low
+// one, when Options.OnWritable is called. A handler that answers pipelined
+// requests stops while it is false, so that a peer that does not read
+// cannot make it buffer without end. It must be called on c's loop, from a
+// handler callback or a runnable; for a connection not tracked it compares
+// the pending output with Options.Output's High. O(1), no allocation.
+func (h *Handler) Writable(c gnet.Conn) bool {
+	p := c.OutboundBuffered()
+	s, l := h.tracking(c)
+	if s == nil {
+		return p <= h.cfg.output.High
+	}
+	l.look(s, p, l.lastTick(), true) // a Max exceeded closes c at the next run
+	return s.flags&unwritable == 0
+}
+
+// SetOutputLimit sets c's output limit in place of Options.Output; the
+// zero OutputLimit restores the Handler's. A connection already above the
+// new Max is closed at the loop's next run. It panics, with a message
+// starting "idleconn: ", if o is neither zero nor a valid limit, before
+// changing anything. It must be called on c's loop: from a handler callback for c,
+// or a runnable given to c.EventLoop().Execute. It reports whether c is
+// tracked; false means it did nothing, c being untracked, refused, or
+// closed with its descriptor reused since. O(1), at most one clock read,
+// no allocation.
+func (h *Handler) SetOutputLimit(c gnet.Conn, o OutputLimit) bool {
+	if o == (OutputLimit{}) {
+		o = h.cfg.output
+	} else if err := o.check("SetOutputLimit:"); err != nil {
+		panic(err.Error())
+	}
+	s, l := h.tracking(c)
+	if s == nil {
+		return false
+	}
+	s.lim().output = o
+	l.look(s, c.OutboundBuffered(), l.lastTick(), true)
+	return true
+}
+
+// The write stall: it counts from the latest look that found output
+// beginning to pend or some drained. A connection closing after flush
+// whose write stall timeout is off must still drain: at least some of its
+// output every idle timeout, since it no longer has one of its own.
+var writeStallKind = kind{
+	why: WriteStall, name: "write stall",
+	row: [4]string{"write stall", "WriteStallTimeout (off)", "SetWriteStallTimeout", "WriteStall"},
+	check: func(o *Options, c *config) (err error) {
+		c.stallTicks, err = optionTicks("WriteStallTimeout", "no limit", o.WriteStallTimeout, c.tick)
+		return err
+	},
+	open: func(l *loop, s *slot, _ uint64) { s.lim().stall = writeStall{ticks: l.cfg.stallTicks} },
+	due: func(l *loop, s *slot, now uint64) uint64 {
+		m := s.lim()
+		ticks := m.stall.ticks
+		if ticks == 0 && s.flags&closing != 0 {
+			ticks = l.cfg.idleTicks
+		}
+		if ticks == 0 || s.pend == 0 {
+			return packwheel.MaxTick
+		}
+		return l.due(m.stall.since, ticks, now)
+	},
+}
+
+// writeStall is a connection's write stall limit.
+type writeStall struct {
+	ticks uint64 // like config.idleTicks; 0 off
+	since stamp  // the latest progress, while output is pending
+}
+
+// SetWriteStallTimeout sets how long c may have output pending with none
+// of it drained before it is closed, in place of
+// Options.WriteStallTimeout; zero turns the limit off for c. Pending
+// output counts from this call if some is pending, and any drain seen at
+// a later look restarts the count: output written outside the package's
+// sight is seen at the next look. While output is pending the
+// connection's timer fires each tick (a quarter of Resolution) to look,
+// so that the count restarts at the drain itself (TestWriteStall). It
+// panics, with a message starting "idleconn: ", if d is negative, before
+// changing anything. It must be called on c's loop: from a handler callback for c,
+// or a runnable given to c.EventLoop().Execute. It reports whether c is
+// tracked; false means it did nothing, c being untracked, refused, or
+// closed with its descriptor reused since. O(1), at most one clock read,
+// no allocation.
+func (h *Handler) SetWriteStallTimeout(c gnet.Conn, d time.Duration) bool {
+	ticks, s, l := h.setting("SetWriteStallTimeout", c, d)
+	if s == nil {
+		return false
+	}
+	s.lim().stall.ticks = ticks
+	s.pend = 0 // count from now
+	l.look(s, c.OutboundBuffered(), h.clock.Tick(h.now()), true)
+	return true
+}
+
+// The drain rate: while output stays pending, the looks add up what
+// drained since the window began; a window that ends with less than its
+// share drained closes the connection, one with enough begins the next
+// (rollDrain). The window counts from a stamp and ends at a tick seen by
+// the reaper, so it is never shorter than DrainWindow.
+var drainRateKind = kind{
+	why: SlowDrain, name: "slow drain",
+	row: [4]string{"drain rate", "MinDrainRate (off)", "-", "SlowDrain"},
+	check: func(o *Options, c *config) error {
+		switch {
+		case o.DrainWindow < 0:
+			return errors.New("idleconn: DrainWindow must not be negative (zero means 10s)")
+		case o.MinDrainRate < 0:
+			return errors.New("idleconn: MinDrainRate must not be negative (zero means no limit)")
+		case o.DrainWindow != 0 && o.MinDrainRate == 0:
+			return errors.New("idleconn: DrainWindow is set but MinDrainRate is not")
+		case o.DrainWindow != 0 && o.DrainWindow < c.resolution:
+			return fmt.Errorf("idleconn: DrainWindow %v must be at least Resolution (%v)", o.DrainWindow, c.resolution)
+		case o.MinDrainRate == 0:
+			return nil
+		}
+		window := cmp.Or(o.DrainWindow, 10*time.Second)
+		c.drainTicks = limitTicks(window, c.tick)
+		c.drainBytes = int(min(float64(o.MinDrainRate)*window.Seconds(), float64(maxInt)))
+		return nil
+	},
+	due: func(l *loop, s *slot, now uint64) uint64 {
+		if l.cfg.drainBytes == 0 || s.pend == 0 {
+			return packwheel.MaxTick
+		}
+		return l.due(s.lim().drain.start, l.cfg.drainTicks, now)
+	},
+}
+
+// drain is a connection's drain-rate window.
+type drain struct {
+	start   stamp
+	drained int // bytes drained since start
+}
+
+// rollDrain begins the next window of s, as the loop stands at tick now,
+// if the current one has ended with enough drained.
+func (l *loop) rollDrain(s *slot, now uint64) {
+	m := &s.lim().drain
+	if l.cfg.drainBytes != 0 && s.pend != 0 && m.drained >= l.cfg.drainBytes &&
+		l.due(m.start, l.cfg.drainTicks, now) <= now {
+		*m = drain{start: l.stamp()}
+	}
+}
+
+// The lingering close: gnet's own close (returning gnet.Close, or
+// EventLoop.Close) writes what the socket takes at once and drops the
+// rest, and closing a socket that still has unread input makes the kernel
+// send a reset, which can destroy the response the peer has not read yet.
+// nginx's answer, taken here: let the output drain, shut the write side
+// so the peer reads the end of the response, then read and discard until
+// the peer closes, for a bounded time.
+var lingerKind = kind{
+	why: Linger, name: "linger",
+	row: [4]string{"lingering close", "Linger (5 s)", "CloseAfterFlush", "Linger"},
+	check: func(o *Options, c *config) (err error) {
+		c.lingerTicks, err = optionTicks("Linger", "DefaultLinger", cmp.Or(o.Linger, DefaultLinger), c.tick)
+		return err
+	},
+	due: func(_ *loop, s *slot, _ uint64) uint64 {
+		if s.flags&shut != 0 {
+			return s.lim().linger
+		}
+		return packwheel.MaxTick
+	},
+}
+
+// CloseAfterFlush closes c once its pending output has drained: from this
+// call the wrapped handler hears of no more traffic for c (its input is
+// discarded), c's idle timeout and deadline are off, and its output must
+// keep draining under the write stall timeout (or, if that is off, some
+// every idle timeout), the drain rate and Max; once drained, c's write
+// side is shut, and c stays open, discarding input, until the peer closes
+// or Options.Linger has passed (reason Linger). Write nothing to c after
+// it, and return gnet.None, not gnet.Close, from the callback that calls
+// it. It must be called on c's loop, from a handler callback or a
+// runnable, and reports false, doing nothing, if c is not tracked. O(1),
+// no allocation.
+func (h *Handler) CloseAfterFlush(c gnet.Conn) bool {
+	s, l := h.tracking(c)
+	if s == nil {
+		return false
+	}
+	if s.flags&closing != 0 {
+		return true
+	}
+	s.flags |= closing
+	m := s.lim()
+	m.idle, m.deadline = 0, 0
+	now := h.clock.Tick(h.now())
+	if l.look(s, c.OutboundBuffered(), now, true) != 0 {
+		l.arm(s, now, now) // over Max: the next run closes it
+	}
+	return true
+}
+
+// observe is look, followed by OnWritable if the look found c drained to
+// its low-water mark.
+func (l *loop) observe(s *slot, p int, now uint64, after bool) Reason {
+	was := s.flags & unwritable
+	why := l.look(s, p, now, after)
+	if why == 0 && was != 0 && s.flags&(unwritable|closing) == 0 {
+		if f := l.cfg.onWritable; f != nil {
+			f(s.conn())
+		}
+	}
+	return why
+}
+
+// look is the state machine's step: it takes p as the output now pending
+// on s's connection, as the loop stands at tick now, and reports
+// OutputFull if it exceeds the connection's Max, or 0. after says that
+// the package saw the writes that may have come since the last look (a
+// handler callback or a Timer's function ran since), so that growth is
+// expected; growth at any other look comes from a write the package did
+// not see.
+func (l *loop) look(s *slot, p int, now uint64, after bool) Reason {
+	m := s.lim()
+	if p > m.output.Max {
+		return OutputFull
+	}
+	prev := s.pend
+	s.pend = p
+	switch {
+	case p < prev:
+		// Progress: the peer read, which counts as activity for the idle
+		// timeout as data received does, so that a long answer to a
+		// peer that reads is not cut.
+		st := l.stamp()
+		s.last, m.stall.since = st, st
+		m.drain.drained += prev - p
+	case p == 0:
+	case prev == 0: // pending from now
+		st := l.stamp()
+		m.stall.since, m.drain = st, drain{start: st}
+	case p > prev && !after:
+		// Grown by a write the package did not see, which hides how much
+		// drained: the drain rate counts afresh, never early. The stall
+		// goes on: some may have drained, but the peer that stopped
+		// reading while the server writes from elsewhere must not escape.
+		m.drain = drain{start: l.stamp()}
+	}
+	l.rollDrain(s, now)
+	switch {
+	case p > m.output.High:
+		if s.flags&unwritable == 0 {
+			s.flags |= unwritable
+			l.startPoll(s)
+		}
+	case p <= m.output.Low:
+		s.flags &^= unwritable
+	}
+	due := uint64(packwheel.MaxTick)
+	switch {
+	case p != 0:
+		due = now + 1 // and each tick while output is pending
+		if s.flags&(closing|shut) == closing {
+			l.startPoll(s)
+		}
+	case s.flags&(closing|shut) == closing:
+		due = l.shutWrite(s, now)
+	}
+	l.arm(s, due, now)
+	return 0
+}
+
+// shutWrite shuts the write side of s's connection, whose output has
+// drained, and lets it linger from tick now: it returns the tick the
+// linger ends.
+func (l *loop) shutWrite(s *slot, now uint64) uint64 {
+	s.flags |= shut
+	m := s.lim()
+	m.linger = now + 1 + l.cfg.lingerTicks
+	if l.h.shutdownWrite(m.c.Fd()) != nil {
+		m.linger = now // the peer is gone: close at the next run
+	}
+	return m.linger
+}
+
+// Polls look at a connection's output more often than its timer does, so
+// that a handler waiting for OnWritable, or a lingering close waiting to
+// shut the write side, hears of a fast peer's drain within a millisecond
+// or two rather than a tick: a peer that reads at memory speed would
+// otherwise idle for most of each tick. A poll backs off, doubling its
+// gap, so that a slow peer costs about as much as the tick's look, which
+// takes over once the gap reaches a tick.
+const pollFirst = time.Millisecond
+
+// noPoll is loop.pollAt's value when no poll is due.
+const noPoll = 1<<63 - 1
+
+// poll is a connection in its loop's poll list: when it is due, in
+// nanoseconds after the clock's origin, and its gap since the last.
+type poll struct {
+	s       *slot
+	at, gap time.Duration
+}
+
+// startPoll puts s in the loop's poll list, unless it is there already
+// or the tick is finer than a poll.
+func (l *loop) startPoll(s *slot) {
+	if s.flags&polled != 0 || l.cfg.tick <= pollFirst {
+		return
+	}
+	s.flags |= polled
+	at := l.h.sinceOrigin(l.h.now()) + pollFirst
+	l.polls = append(l.polls, poll{s: s, at: at, gap: pollFirst})
+	if int64(at) < l.pollAt.Load() {
+		l.pollAt.Store(int64(at))
+		l.h.nudge()
+	}
+}
+
+// runPolls looks at the polled connections that are due at t, nanoseconds
+// after the clock's origin, and tick now; it drops those whose writability
+// or lingering close is settled, or whose gap has reached a tick.
+func (l *loop) runPolls(t time.Duration, now uint64) {
+	if len(l.polls) == 0 || int64(t) < l.pollAt.Load() {
+		return
+	}
+	next := time.Duration(noPoll)
+	kept := l.polls[:0]
+	for _, p := range l.polls {
+		s := p.s
+		if s.owner.Load() != l || s.flags&polled == 0 {
+			continue // released, and maybe taken by another loop
+		}
+		if p.at <= t {
+			c := s.conn()
+			if why := l.observe(s, c.OutboundBuffered(), now, false); why != 0 {
+				l.reap(s, why)
+				continue
+			}
+			if s.owner.Load() != l || s.conn() != c {
+				continue
+			}
+			p.gap *= 2
+			p.at = t + p.gap
+			if s.flags&unwritable == 0 && s.flags&(closing|shut) != closing || p.gap >= l.cfg.tick {
+				s.flags &^= polled
+				continue
+			}
+		}
+		next = min(next, p.at)
+		kept = append(kept, p)
+	}
+	clear(l.polls[len(kept):])
+	l.polls = kept
+	l.pollAt.Store(int64(next))
+	if next != noPoll {
+		l.h.nudge() // the driver sleeps until the next poll too
+	}
+}
