@@ -5,6 +5,12 @@ import (
 	"errors"
 	"fmt"
 	"math"
+	"math/bits"
+	"os"
+	"path"
+	"runtime/debug"
+	"strconv"
+	"strings"
 	"time"
 
 	"github.com/packwheel/packwheel"
@@ -358,14 +364,19 @@ func (l *loop) observe(s *slot, p int, now uint64, after bool) Reason {
 }
 
 // look is the state machine's step: it takes p as the output now pending
-// on s's connection, as the loop stands at tick now, and reports
-// OutputFull if it exceeds the connection's Max, or 0. after says that
-// the package saw the writes that may have come since the last look (a
-// handler callback or a Timer's function ran since), so that growth is
-// expected; growth at any other look comes from a write the package did
-// not see.
+// on s's connection, as the loop stands at tick now, charges what the
+// connection buffers to the budget, and reports the limit it exceeds
+// (OutputFull, InputFull, OverBudget), or 0. after says that the package
+// saw the writes that may have come since the last look (a handler
+// callback or a Timer's function ran since), so that growth is expected;
+// growth at any other look comes from a write the package did not see.
 func (l *loop) look(s *slot, p int, now uint64, after bool) Reason {
 	m := s.lim()
+	in := m.c.InboundBuffered()
+	if held := in + p; held != s.held {
+		l.charge(held - s.held)
+		s.held = held
+	}
 	if p > m.output.Max {
 		return OutputFull
 	}
@@ -411,6 +422,13 @@ func (l *loop) look(s *slot, p int, now uint64, after bool) Reason {
 		due = l.shutWrite(s, now)
 	}
 	l.arm(s, due, now)
+	// Input is left unconsumed by a callback: it is checked after one.
+	switch {
+	case after && in > l.cfg.maxInput:
+		return InputFull
+	case l.overBudget(s, in, p, after):
+		return OverBudget
+	}
 	return 0
 }
 
@@ -500,4 +518,250 @@ func (l *loop) runPolls(t time.Duration, now uint64) {
 	if next != noPoll {
 		l.h.nudge() // the driver sleeps until the next poll too
 	}
+}
+
+// The budget: the bytes all connections buffer together, unconsumed input
+// plus pending output, which the per-connection limits bound only one by
+// one. Its actions follow Envoy's overload manager, with the buffered
+// total over the budget as the pressure: from half the budget (Envoy's
+// scaling threshold) to the whole (its saturation), each connection's
+// input and output maximum shrink in proportion toward a floor, as
+// Envoy's reduce_timeouts scales a timer, so that the connections holding
+// the most are closed first, as its reset_high_memory_stream resets the
+// streams in its largest buckets first; at the whole budget new
+// connections are refused, as its tcp_listener_accept load shed point
+// does, and each loop closes its largest holders until the total is back
+// under the budget. A keep-alive server turns keep-alive off under
+// pressure (UnderPressure), as Envoy's disable_http_keepalive does. Every
+// close is OverBudget, the per-connection limits' own reasons staying for
+// a connection past the limit it would have without the budget.
+//
+// The accounting is exact without a lock: each connection's bytes as its
+// latest look saw them (slot.held) are summed per loop (loop.held), which
+// only the loop writes, and the loops' sums are added where they are
+// read. A loop takes the pressure afresh when its own sum has moved by a
+// step since it last did, and at each run; the data path pays nothing
+// for it when a connection buffers nothing, the common case
+// (BenchmarkOnTraffic).
+var budgetKind = kind{
+	why: OverBudget, name: "over budget",
+	row: [4]string{"memory budget", "Budget (DefaultBudget)", "-", "OverBudget"},
+	check: func(o *Options, c *config) error {
+		floor := int64(min(c.maxInput, budgetInputFloor) + min(c.output.Max, 2*c.output.High))
+		switch {
+		case o.Budget == 0:
+			c.budget = DefaultBudget()
+		case o.Budget == -1:
+		case o.Budget < 0:
+			return fmt.Errorf("idleconn: Budget %d: want bytes, 0 for DefaultBudget() or -1 for none", o.Budget)
+		case o.Budget < floor:
+			return fmt.Errorf("idleconn: Budget %d must be at least %d, what one connection may keep under pressure "+
+				"(MaxInput's floor and twice Output.High)", o.Budget, floor)
+		default:
+			c.budget = o.Budget
+		}
+		return nil
+	},
+	refuse: func(h *Handler) bool { return h.cfg.budget != 0 && h.buffered() >= h.cfg.budget },
+	pass: func(l *loop, now uint64) uint64 {
+		if l.cfg.budget == 0 {
+			return packwheel.MaxTick
+		}
+		used := l.takePressure()
+		if l.squeeze < l.passSqueeze+1.0/64 && used <= l.cfg.budget {
+			l.passSqueeze = min(l.passSqueeze, l.squeeze)
+			return packwheel.MaxTick
+		}
+		l.passSqueeze = l.squeeze
+		// Over the budget, the loop frees its share of the excess, down to
+		// nine tenths of the budget, largest holders first: those in the
+		// highest power-of-two buckets of what they hold.
+		top := bits.UintSize + 1 // none
+		if over := used - l.cfg.budget*9/10; used > l.cfg.budget && used > 0 {
+			var bucket [bits.UintSize + 1]int64
+			l.h.table.each(l, func(s *slot) bool {
+				bucket[bits.Len(uint(s.held))] += int64(s.held)
+				return true
+			})
+			share := over * l.held.Load() / used
+			for freed := int64(0); top > 1 && freed < share; {
+				top--
+				freed += bucket[top]
+			}
+		}
+		l.h.table.each(l, func(s *slot) bool {
+			if l.overBudget(s, s.held-s.pend, s.pend, true) ||
+				bits.Len(uint(s.held)) >= top && l.h.buffered() > l.cfg.budget*9/10 {
+				l.reap(s, OverBudget)
+			}
+			return !l.stopped.Load()
+		})
+		return packwheel.MaxTick
+	},
+	stats: func(h *Handler, st Stats) Stats {
+		st.Budget, st.Buffered = h.cfg.budget, h.buffered()
+		if st.Budget != 0 {
+			st.Pressure = float64(st.Buffered) / float64(st.Budget)
+		}
+		return st
+	},
+}
+
+// budgetInputFloor is how far the budget's pressure shrinks MaxInput: a
+// read's worth (gnet reads up to 64 KiB at a time), so that a handler
+// that consumes what it is given is never closed for its input. Output
+// shrinks to twice its high-water mark: a handler that asks Writable
+// keeps about High plus one write pending.
+const budgetInputFloor = 64 << 10
+
+// overBudget reports whether s's connection, buffering in (counted only
+// after a callback) and p, is past the limits the budget's pressure
+// leaves it. It takes the pressure afresh before it says so, since a
+// loop's squeeze goes stale as other loops close connections.
+func (l *loop) overBudget(s *slot, in, p int, after bool) bool {
+	for fresh := false; l.squeeze > 0; fresh = true {
+		o := s.lim().output
+		if p <= squeezed(o.Max, min(o.Max, 2*o.High), l.squeeze) && (!after || in <= l.maxIn) {
+			return false
+		}
+		if fresh {
+			return true
+		}
+		l.takePressure()
+	}
+	return false
+}
+
+// squeezed returns the limit max shrunk toward floor by the squeeze x,
+// from 0, not at all, to 1, to the floor.
+func squeezed(limit, floor int, x float64) int {
+	return floor + int(float64(limit-floor)*(1-x))
+}
+
+// charge adds d to the bytes the loop's connections buffer, and takes
+// the pressure afresh if the loop's sum has moved a step since it last
+// did. Only the loop's goroutine calls it.
+func (l *loop) charge(d int) {
+	n := l.held.Load() + int64(d)
+	l.held.Store(n)
+	if n > l.recheckAbove || n < l.recheckBelow {
+		if used := l.takePressure(); l.squeeze >= l.passSqueeze+1.0/64 || used > l.cfg.budget {
+			for _, o := range l.h.loops.all() {
+				o.dispatch()
+			}
+		}
+	}
+}
+
+// takePressure reads the buffered total over every loop, which it
+// returns, and sets the loop's squeeze and shrunk input limit from it.
+// When the squeeze has grown a step since the loop's last pass, or the
+// total is over the budget, charge sends every loop its runnable, whose
+// pass closes what the shrunk limits no longer allow. O(loops).
+func (l *loop) takePressure() int64 {
+	b := l.cfg.budget
+	used := l.h.buffered()
+	l.squeeze = min(max(2*float64(used)/float64(b)-1, 0), 1)
+	l.maxIn = squeezed(l.cfg.maxInput, min(l.cfg.maxInput, budgetInputFloor), l.squeeze)
+	n, step := l.held.Load(), b/256
+	l.recheckBelow, l.recheckAbove = n-step, n+step
+	return used
+}
+
+// buffered returns the bytes buffered for clients over every loop, each
+// loop's sum as it last published it. Safe from any goroutine; O(loops).
+func (h *Handler) buffered() int64 {
+	var n int64
+	for _, l := range h.loops.all() {
+		n += l.held.Load()
+	}
+	return n
+}
+
+// UnderPressure reports whether the connections buffer more than half the
+// budget, from which their limits shrink: a keep-alive server then
+// answers with its connection's close (HTTP's "Connection: close" and
+// CloseAfterFlush), as Envoy and nginx turn keep-alive off under load,
+// so that clients that wait between requests give their memory back.
+// False with the budget off. Safe from any goroutine; O(loops), no
+// allocation.
+func (h *Handler) UnderPressure() bool {
+	return h.cfg.budget != 0 && 2*h.buffered() > h.cfg.budget
+}
+
+// DefaultBudget returns Options.Budget's default, derived from the memory
+// the process may use: a sixteenth of GOMEMLIMIT when it is set, else of
+// the cgroup's memory limit (memory.max, or cgroup v1's
+// memory.limit_in_bytes), else a 256th of the physical memory, which the
+// process shares with the rest of the machine, at least 16 MiB; 64 MiB
+// where none can be read. Go's heap may grow to twice what is live
+// between collections (GOGC=100), and buffers are a small part of what a
+// server holds by design (net/http leaves them in the kernel). For 24 GiB
+// of physical memory it is 96 MiB. It reads a few files, once per call.
+func DefaultBudget() int64 {
+	if limit := debug.SetMemoryLimit(-1); limit < math.MaxInt64 {
+		return limit / 16
+	}
+	if limit := cgroupMemoryLimit(); limit > 0 {
+		return limit / 16
+	}
+	if mem := physicalMemory(); mem > 0 {
+		return max(mem/256, 16<<20)
+	}
+	return 64 << 20
+}
+
+// cgroupMemoryLimit returns the memory limit of the process's cgroup, or
+// of the nearest ancestor with one (cgroup v2), or cgroup v1's; 0 for
+// none or where it cannot be read.
+func cgroupMemoryLimit() int64 {
+	if b, err := os.ReadFile("/proc/self/cgroup"); err == nil {
+		for line := range strings.Lines(string(b)) {
+			if dir, ok := strings.CutPrefix(strings.TrimSpace(line), "0::"); ok {
+				for ; ; dir = path.Dir(dir) {
+					if n := readBytes("/sys/fs/cgroup" + dir + "/memory.max"); n > 0 {
+						return n
+					}
+					if dir == "/" || dir == "." {
+						break
+					}
+				}
+			}
+		}
+	}
+	if n := readBytes("/sys/fs/cgroup/memory/memory.limit_in_bytes"); n > 0 && n < 1<<60 {
+		return n // cgroup v1 writes a huge number for none
+	}
+	return 0
+}
+
+// physicalMemory returns MemTotal from /proc/meminfo, or 0.
+func physicalMemory() int64 {
+	b, err := os.ReadFile("/proc/meminfo")
+	if err != nil {
+		return 0
+	}
+	for line := range strings.Lines(string(b)) {
+		if rest, ok := strings.CutPrefix(line, "MemTotal:"); ok {
+			kb, err := strconv.ParseInt(strings.TrimSuffix(strings.TrimSpace(rest), " kB"), 10, 64)
+			if err == nil {
+				return kb << 10
+			}
+		}
+	}
+	return 0
+}
+
+// readBytes returns the number in the file name, or 0 if it holds none
+// ("max", say) or cannot be read.
+func readBytes(name string) int64 {
+	b, err := os.ReadFile(name)
+	if err != nil {
+		return 0
+	}
+	n, err := strconv.ParseInt(strings.TrimSpace(string(b)), 10, 64)
+	if err != nil {
+		return 0
+	}
+	return n
 }

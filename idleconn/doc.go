@@ -29,6 +29,7 @@
 //	unconsumed input      MaxInput (1 MiB)             -                     InputFull
 //	between requests      -                            CloseIdle             Shed
 //	shutdown              -                            Shutdown              Shed, Shutdown
+//	memory budget         Budget (DefaultBudget)       -                     OverBudget
 //	connections           MaxConns (DefaultMaxConns)   -                     (refused)
 //	idle under load       Overload (off)               -                     Idle
 //

@@ -259,11 +259,7 @@ func (h *Handler) OnTraffic(c gnet.Conn) gnet.Action {
 
 	// What the handler left unconsumed, and what it wrote that the peer
 	// has not read.
-	if c.InboundBuffered() > l.cfg.maxInput {
-		l.reaping(s, InputFull)
-		return gnet.Close
-	}
-	if p := c.OutboundBuffered(); p != 0 || s.pend != 0 {
+	if p := c.OutboundBuffered(); p|c.InboundBuffered()|s.held != 0 {
 		if why := l.observe(s, p, l.lastTick(), true); why != 0 {
 			l.reaping(s, why)
 			return gnet.Close
@@ -306,6 +302,8 @@ func (h *Handler) OnTick() (time.Duration, gnet.Action) {
 
 // release stops tracking the connection in s, which this loop owns.
 func (l *loop) release(s *slot) {
+	l.charge(-s.held)
+	s.held = 0
 	l.wheel.Cancel(&s.timer)
 	s.lim().c = nil
 	s.flags = 0 // its poll, if any, is dropped at the next run

@@ -3,6 +3,7 @@ package idleconn
 import (
 	"context"
 	"fmt"
+	"math"
 	"sync/atomic"
 	"time"
 
@@ -59,6 +60,10 @@ const (
 	// Shutdown means the connection was still open when the context given
 	// to Handler.Shutdown ended.
 	Shutdown
+	// OverBudget means the connections buffered so much together that the
+	// budget (Options.Budget) closed this one, among those holding the
+	// most.
+	OverBudget
 
 	endReasons // one past the last Reason
 )
@@ -119,7 +124,7 @@ var timedKinds []*kind
 func init() {
 	kinds = []*kind{
 		&idleKind, &deadlineKind, &writeStallKind, &drainRateKind, &lifetimeKind, &lingerKind,
-		&outputKind, &inputKind, &shedKind, &shutdownKind,
+		&outputKind, &inputKind, &shedKind, &shutdownKind, &budgetKind,
 		&connectionsKind, &overloadKind,
 	}
 	for i, k := range kinds {
@@ -154,7 +159,7 @@ type slot struct {
 	flags slotFlags
 	index uint32 // in its chunk, for lim
 	timer packwheel.Holder
-	_     [8]byte
+	held  int // input and output buffered at the last look, charged to the budget
 }
 
 // slotFlags are a connection's states that the data path reads.
@@ -199,12 +204,27 @@ type loopLimits struct {
 	// shedFor is the idle time CloseIdle asked for, in nanoseconds, until
 	// the runnable takes it; -1 for none.
 	shedFor atomic.Int64
+	// held is what the loop's connections buffer, the sum of their
+	// slot.held, published for the budget's sum over loops. squeeze is
+	// the budget's pressure as the loop last took it, scaled from 0 at
+	// half the budget to 1 at the whole; maxIn is MaxInput shrunk by it;
+	// passSqueeze is the squeeze of the loop's latest pass; the loop takes
+	// the pressure again when held leaves recheckBelow..recheckAbove.
+	held                       atomic.Int64
+	squeeze, passSqueeze       float64
+	maxIn                      int
+	recheckBelow, recheckAbove int64
 }
 
 // startLimits sets a new loop's state of the kinds.
 func (l *loop) startLimits() {
 	l.idleScale, l.scanScale = 1, 1
 	l.shedFor.Store(-1)
+	l.maxIn = l.cfg.maxInput
+	l.recheckBelow, l.recheckAbove = math.MinInt64, math.MaxInt64
+	if l.cfg.budget != 0 {
+		l.recheckAbove = l.cfg.budget / 256
+	}
 }
 
 // Stats is a snapshot of a Handler's state, returned by Handler.Stats.
@@ -218,8 +238,8 @@ type Stats struct {
 	// last published it. Once events settle it equals Tracked, less the
 	// connections whose every timed limit is off, which need no timer.
 	Timers int
-	// Refused counts the connections refused, for MaxConns or during
-	// Shutdown, since New.
+	// Refused counts the connections refused, for MaxConns, the budget or
+	// during Shutdown, since New.
 	Refused uint64
 	// MaxConns is the connection limit in force, Options.MaxConns or its
 	// default; 0 for none.
@@ -228,6 +248,13 @@ type Stats struct {
 	// 1 not at all, 0 to its Floor, as the count of open connections
 	// stands.
 	IdleScale float64
+	// Budget is the budget in force, Options.Budget or its default; 0 for
+	// none. Buffered is what the connections buffer (unconsumed input and
+	// pending output), as each loop's latest looks saw it, and Pressure
+	// is Buffered over Budget: from 0.5 the connections' limits shrink,
+	// at 1 new ones are refused and the largest holders closed.
+	Budget, Buffered int64
+	Pressure         float64
 	// reaped counts the connections closed for each Reason, by Reason-1.
 	reaped [numReasons]uint64
 }

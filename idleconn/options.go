@@ -137,6 +137,21 @@ type Options struct {
 	// means no limit.
 	MaxConns int
 
+	// Budget bounds the bytes buffered for clients over all connections
+	// and event loops together: input the handler has left unconsumed
+	// plus output pending. From half of it each connection's MaxInput and
+	// output Max shrink in proportion, toward 64 KiB and twice
+	// Output.High, closing the connections above them, reason OverBudget;
+	// at the whole budget new connections are refused and the connections
+	// holding the most are closed until the total is under it.
+	// Stats.Buffered and Stats.Pressure say where it stands, and
+	// Handler.UnderPressure when to turn keep-alive off. Zero means
+	// DefaultBudget(), derived from the memory the process may use; -1
+	// turns it off. Otherwise it must cover what one connection may keep
+	// under pressure: min(MaxInput, 64 KiB) + min(Output.Max,
+	// 2*Output.High).
+	Budget int64
+
 	// Overload, if set, shortens idle timeouts as the server fills, so
 	// that a full server sheds its idlest connections before it refuses
 	// new ones. The zero value turns it off.
@@ -231,6 +246,7 @@ type config struct {
 	output                           OutputLimit
 	maxInput                         int
 	maxConns                         int64 // 0 for none
+	budget                           int64 // 0 for none
 	overload                         overloadConfig
 	wheel                            WheelKind
 	slots                            int // of a hashed wheel
