@@ -529,7 +529,13 @@ var connectionsKind = kind{
 	name: "connections",
 	row:  [4]string{"connections", "MaxConns (DefaultMaxConns)", "-", "(refused)"},
 	check: func(o *Options, c *config) error {
-		switch {
+		switch limit := filesLimit(); {
+		case o.MaxConns > 0 && limit > 0 && o.MaxConns >= limit:
+			// gnet would fail an accept for want of descriptors first,
+			// which stops its whole engine.
+			return fmt.Errorf("idleconn: MaxConns %d must lie below the open-files limit (ulimit -n), %d, "+
+				"less the descriptors held for anything else and a burst of accepts; DefaultMaxConns() is %d",
+				o.MaxConns, limit, DefaultMaxConns())
 		case o.MaxConns > 0:
 			c.maxConns = int64(o.MaxConns)
 		case o.MaxConns == 0:
@@ -546,6 +552,10 @@ var connectionsKind = kind{
 	},
 }
 
+// filesLimit is openFilesLimit; benchmarks of more fake connections than
+// the process may open raise it.
+var filesLimit = openFilesLimit
+
 // DefaultMaxConns returns Options.MaxConns's default: the process's limit
 // on open descriptors (RLIMIT_NOFILE, which Go raises to its hard limit at
 // start-up), less an eighth of it, at most 64, for the descriptors a
@@ -555,7 +565,7 @@ var connectionsKind = kind{
 // For a limit of 20,000 it is 15,840; for 1,024, 704. Where the limit
 // cannot be read it returns 0, no limit. O(1), one system call.
 func DefaultMaxConns() int {
-	n := openFilesLimit()
+	n := filesLimit()
 	if n <= 0 {
 		return 0
 	}

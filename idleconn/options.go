@@ -132,9 +132,10 @@ type Options struct {
 	// anything else, less the largest burst of connections arriving at
 	// once (up to the listen backlog, net.core.somaxconn), since gnet's
 	// main reactor accepts every connection waiting before an event
-	// loop's OnOpen can refuse one. Zero means DefaultMaxConns(), derived
-	// that way from the descriptor limit when New runs; a negative value
-	// means no limit.
+	// loop's OnOpen can refuse one; New refuses one at or above the
+	// descriptor limit. Zero means DefaultMaxConns(), derived that way
+	// from the descriptor limit when New runs; a negative value means no
+	// limit.
 	MaxConns int
 
 	// Budget bounds the bytes buffered for clients over all connections

@@ -132,12 +132,11 @@ func TestSignal(t *testing.T) {
 // TestDescriptorLimit runs the command in child processes with a low
 // descriptor limit and dials more connections than it may hold. gnet's main
 // reactor accepts every connection waiting before an event loop's OnOpen
-// can refuse one, so a limit must leave room for a burst of accepts besides
-// the connections held and the few descriptors the process holds otherwise
-// (under 10). With -max-conns 1000 and a descriptor limit of 64 there is no
-// room: gnet's accept fails, which stops the engine, and the command must
-// exit 1 saying so. With -max-conns 20 and a limit of 128, and with the
-// derived default (-max-conns 0: 160 for a limit of 256, idleconn's
+// can refuse one, and an accept that fails for want of descriptors stops
+// its whole engine, so a -max-conns at or above the descriptor limit is
+// refused at start-up, exit 1, saying why (1000 under a limit of 64, and
+// 999999 under 20,000). With -max-conns 20 and a limit of 128, and with
+// the derived default (-max-conns 0: 160 for a limit of 256, idleconn's
 // DefaultMaxConns) and 200 dials, it refuses the excess and keeps serving.
 func TestDescriptorLimit(t *testing.T) {
 	if cmdtest.RunChild("idleserver", func() {
@@ -158,7 +157,8 @@ func TestDescriptorLimit(t *testing.T) {
 		dials            int
 		held             string // the status line once the excess is refused; "" if the engine stops
 	}{
-		{"1000", "64", 100, ""},
+		{"1000", "64", 0, ""},
+		{"999999", "20000", 0, ""},
 		{"20", "128", 100, "open 20 "},
 		{"0", "256", 200, "open 160 "},
 	} {
@@ -172,6 +172,15 @@ func TestDescriptorLimit(t *testing.T) {
 			cmd.Stderr = &stderr
 			require.NoError(t, cmd.Start())
 			out := cmdtest.Lines(stdout)
+			if tc.held == "" {
+				err := cmd.Wait()
+				var exit *exec.ExitError
+				require.ErrorAs(t, err, &exit, "stderr: %s", &stderr)
+				require.Equal(t, 1, exit.ExitCode())
+				require.Contains(t, stderr.String(), "idleserver: idleconn: MaxConns "+maxConns+
+					" must lie below the open-files limit (ulimit -n), "+tc.nofile+",")
+				return
+			}
 			addr := strings.TrimPrefix(cmdtest.WaitLine(t, out, "listening on "), "listening on ")
 			var conns []net.Conn
 			defer func() {
@@ -185,15 +194,6 @@ func TestDescriptorLimit(t *testing.T) {
 					break // the engine stopped: nothing listens
 				}
 				conns = append(conns, c)
-			}
-			if tc.held == "" {
-				err := cmd.Wait()
-				var exit *exec.ExitError
-				require.ErrorAs(t, err, &exit, "stderr: %s", &stderr)
-				require.Equal(t, 1, exit.ExitCode())
-				require.Contains(t, stderr.String(), "idleserver: the engine stopped on its own after gnet logged:")
-				require.Contains(t, stderr.String(), "too many open files")
-				return
 			}
 			line := cmdtest.WaitLine(t, out, "refused ")
 			for !strings.HasPrefix(line, tc.held) {
