@@ -21,6 +21,7 @@ type config struct {
 	maxOutput     int           // pending output: more closes the connection
 	maxInput      int           // unread input: more closes the connection
 	maxConns      int           // 0: idleconn's default, from ulimit -n
+	budget        int64         // bytes buffered for all clients: 0 idleconn's default, -1 none
 	drain         time.Duration // how long a graceful stop waits for requests in flight
 	timeouts      bool          // false: no time limit but the loop timers, for load.sh
 }
@@ -388,12 +389,13 @@ func (s *server) startAnswer(c gnet.Conn, cs *conn) gnet.Action {
 
 // answer writes the answer to the request read, or its head and the
 // send state for a /big one, and returns the bytes written. An answer
-// during Shutdown ends its connection, as Connection: close does. No
+// during Shutdown or under pressure (keepsAlive) ends its connection, as
+// Connection: close does. No
 // allocation (TestAnswerZeroAllocs): the head is made in cs.out, which
 // never grows past a head, and a big body is written from bigBlock.
 func (s *server) answer(c gnet.Conn, cs *conn) int {
 	r := &cs.req
-	r.close = r.close || s.h.ShuttingDown()
+	r.close = r.close || !s.keepsAlive()
 	cs.out = appendHead(cs.out[:0], cs.loop.date, r.status, r.length(), r.close, r.keepAlive10)
 	if !r.head {
 		cs.out = append(cs.out, r.body...)

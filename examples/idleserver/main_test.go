@@ -44,7 +44,7 @@ func TestRun(t *testing.T) {
 	require.NoError(t, c.SetReadDeadline(time.Now().Add(5*time.Second)))
 	_, err = c.Read(buf)
 	require.ErrorIs(t, err, io.EOF)
-	cmdtest.WaitLine(t, out, "open 0  reaped 1 (idle 1, lifetime 0, write stall 0, output full 0, input full 0, shed 0, shutdown 0)  refused 0")
+	cmdtest.WaitLine(t, out, "open 0  reaped 1 (idle 1, lifetime 0, write stall 0, output full 0, input full 0, shed 0, shutdown 0, over budget 0)  refused 0")
 
 	cancel()
 	require.NoError(t, <-done)
@@ -73,6 +73,7 @@ func TestFlags(t *testing.T) {
 		{[]string{"-max-output", "0"}, "-max-output 0: must be positive"},
 		{[]string{"-max-input", "-1"}, "-max-input -1: must be positive"},
 		{[]string{"-drain", "-1s"}, "-drain -1s: must not be negative"},
+		{[]string{"-budget", "-2"}, "-budget -2: want bytes, 0 for the default or -1 for none"},
 		{[]string{"-addr", "127.0.0.1"}, `invalid value "127.0.0.1" for flag -addr: want host:port, as in 127.0.0.1:9000 (missing port in address)`},
 		{[]string{"-addr", "127.0.0.1:99999"}, `invalid value "127.0.0.1:99999" for flag -addr: port "99999": want a number from 0 to 65535 (0: any free port)`},
 		{[]string{"-addr", busy.Addr().String()}, "listen on " + busy.Addr().String() + ": bind: address already in use"},
@@ -122,7 +123,7 @@ func TestSignal(t *testing.T) {
 			out := cmdtest.Lines(stdout)
 			cmdtest.WaitLine(t, out, "listening on 127.0.0.1:")
 			require.NoError(t, cmd.Process.Signal(tc.sig))
-			cmdtest.WaitLine(t, out, "open 0  reaped 0 (idle 0, lifetime 0, write stall 0, output full 0, input full 0, shed 0, shutdown 0)  refused 0")
+			cmdtest.WaitLine(t, out, "open 0  reaped 0 (idle 0, lifetime 0, write stall 0, output full 0, input full 0, shed 0, shutdown 0, over budget 0)  refused 0")
 			cmdtest.WaitLine(t, out, "stopped")
 			require.NoError(t, cmd.Wait())
 		})
