@@ -27,89 +27,15 @@ import (
 // drain-rate window; a connection closing after flush drains, shuts its
 // write side and lingers; and input and output each have a maximum.
 //
-// The package looks at the output (look) on the data path before the
-// wrapped handler, if some was pending, and after, if some is; before
-// and after a Timer's function; each tick while some is pending, when the
-// connection's timer fires; and, while a connection is not writable or is
-// closing with output left, at polls that begin a millisecond after and
-// back off to the tick. Input grows only by reads, each followed by
-// OnTraffic, which checks it after the wrapped handler.
-
-// Stamps say when data came or output drained, without reading the
-// clock: the data path records the loop's epoch, which counts the refreshes that saw the
-// clock at a new tick (loop.ring holds each recent epoch's tick). An event
-// stamped with epoch e came after the refresh of e began and before the
-// refresh of e+1 did, so before the end of that refresh's tick. A limit
-// counted from it is due that many ticks after that end: late by up to a
-// tick, never early. Once e+1 has begun, settle turns the stamp into that
-// tick, so that it no longer depends on the ring, which forgets old
-// epochs.
-type stamp struct {
-	epoch uint64 // stampSettled once settled into at
-	at    uint64 // the tick before whose end the event came, once settled
-}
-
-// stampSettled is the epoch of a stamp settled into a tick.
-const stampSettled = math.MaxUint64
-
-// settledAt returns a stamp for an event before the end of tick t.
-func settledAt(t uint64) stamp { return stamp{epoch: stampSettled, at: t} }
-
-// stamp returns a stamp for an event happening now, and makes sure a
-// refresh will end the epoch.
-func (l *loop) stamp() stamp { return stamp{epoch: l.stampNow()} }
-
-// stampNow returns the current epoch, to stamp an event happening now,
-// and makes sure a refresh will end it.
-func (l *loop) stampNow() uint64 {
-	if !l.busy.Load() {
-		l.markBusy()
-	}
-	return l.epoch
-}
-
-// markBusy records that the current epoch holds a stamp and wakes the
-// driver, which refreshes the loop at the next tick.
-func (l *loop) markBusy() {
-	l.busy.Store(true)
-	l.h.nudge()
-}
-
-// due returns the tick at which a limit of ticks counted from the event
-// st stamps is reached, as the loop stands at tick now.
-//
-// An event stamped with the current epoch came after the latest refresh:
-// its limit is estimated from the next tick and checked again when the
-// timer fires. A stamp older than the ring counts from the oldest refresh
-// remembered, which is later than the truth: late, never early. arm's
-// horizon keeps stamps from growing that old before expire settles them.
-func (l *loop) due(st stamp, ticks, now uint64) uint64 {
-	switch {
-	case st.epoch == stampSettled:
-		return st.at + ticks
-	case st.epoch >= l.epoch:
-		return now + 1 + ticks
-	}
-	return l.endOf(st.epoch) + ticks
-}
-
-// endOf returns the tick of the refresh that ended epoch e, an epoch
-// before the current one; for one older than the ring, the oldest refresh
-// remembered.
-func (l *loop) endOf(e uint64) uint64 {
-	next := e + 1
-	if oldest := l.epoch - l.mask; l.epoch >= l.mask && next < oldest {
-		next = oldest
-	}
-	return l.ring[next&l.mask]
-}
-
-// settle turns *st into a tick once its epoch has ended.
-func (l *loop) settle(st *stamp) {
-	if st.epoch != stampSettled && st.epoch < l.epoch {
-		*st = settledAt(l.endOf(st.epoch))
-	}
-}
+// The package looks at what a connection buffers (look) on the data path
+// before the wrapped handler, if output was pending, and after, if
+// anything is buffered; before and after a Timer's function; each tick
+// while output is pending, when the connection's timer fires; and, while
+// a connection is not writable or is closing with output left, at polls
+// that begin a millisecond after and back off to the tick. Input grows
+// only by reads, each followed by OnTraffic, which checks it after the
+// wrapped handler. Each look charges what changed to the memory budget,
+// which bounds what all connections buffer together (budgetKind).
 
 // The unconsumed input: gnet reads whatever arrives and keeps what the
 // handler leaves unconsumed, so a peer that sends faster than the handler
@@ -443,6 +369,82 @@ func (l *loop) shutWrite(s *slot, now uint64) uint64 {
 		m.linger = now // the peer is gone: close at the next run
 	}
 	return m.linger
+}
+
+// Stamps say when data came or output drained, without reading the
+// clock: the data path records the loop's epoch, which counts the refreshes that saw the
+// clock at a new tick (loop.ring holds each recent epoch's tick). An event
+// stamped with epoch e came after the refresh of e began and before the
+// refresh of e+1 did, so before the end of that refresh's tick. A limit
+// counted from it is due that many ticks after that end: late by up to a
+// tick, never early. Once e+1 has begun, settle turns the stamp into that
+// tick, so that it no longer depends on the ring, which forgets old
+// epochs.
+type stamp struct {
+	epoch uint64 // stampSettled once settled into at
+	at    uint64 // the tick before whose end the event came, once settled
+}
+
+// stampSettled is the epoch of a stamp settled into a tick.
+const stampSettled = math.MaxUint64
+
+// settledAt returns a stamp for an event before the end of tick t.
+func settledAt(t uint64) stamp { return stamp{epoch: stampSettled, at: t} }
+
+// stamp returns a stamp for an event happening now, and makes sure a
+// refresh will end the epoch.
+func (l *loop) stamp() stamp { return stamp{epoch: l.stampNow()} }
+
+// stampNow returns the current epoch, to stamp an event happening now,
+// and makes sure a refresh will end it.
+func (l *loop) stampNow() uint64 {
+	if !l.busy.Load() {
+		l.markBusy()
+	}
+	return l.epoch
+}
+
+// markBusy records that the current epoch holds a stamp and wakes the
+// driver, which refreshes the loop at the next tick.
+func (l *loop) markBusy() {
+	l.busy.Store(true)
+	l.h.nudge()
+}
+
+// due returns the tick at which a limit of ticks counted from the event
+// st stamps is reached, as the loop stands at tick now.
+//
+// An event stamped with the current epoch came after the latest refresh:
+// its limit is estimated from the next tick and checked again when the
+// timer fires. A stamp older than the ring counts from the oldest refresh
+// remembered, which is later than the truth: late, never early. arm's
+// horizon keeps stamps from growing that old before expire settles them.
+func (l *loop) due(st stamp, ticks, now uint64) uint64 {
+	switch {
+	case st.epoch == stampSettled:
+		return st.at + ticks
+	case st.epoch >= l.epoch:
+		return now + 1 + ticks
+	}
+	return l.endOf(st.epoch) + ticks
+}
+
+// endOf returns the tick of the refresh that ended epoch e, an epoch
+// before the current one; for one older than the ring, the oldest refresh
+// remembered.
+func (l *loop) endOf(e uint64) uint64 {
+	next := e + 1
+	if oldest := l.epoch - l.mask; l.epoch >= l.mask && next < oldest {
+		next = oldest
+	}
+	return l.ring[next&l.mask]
+}
+
+// settle turns *st into a tick once its epoch has ended.
+func (l *loop) settle(st *stamp) {
+	if st.epoch != stampSettled && st.epoch < l.epoch {
+		*st = settledAt(l.endOf(st.epoch))
+	}
 }
 
 // Polls look at a connection's output more often than its timer does, so

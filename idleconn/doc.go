@@ -41,7 +41,12 @@
 // that may write and each tick while output is pending. Output also has
 // water marks: a handler that answers pipelined requests asks Writable
 // before each answer, stops when it is false, and goes on when OnWritable
-// says the peer has read enough, as Netty's handlers do.
+// says the peer has read enough, as Netty's handlers do. The memory
+// budget bounds what all connections buffer together: from half of it
+// each connection's input and output maximum shrink, closing the largest
+// holders first, and at the whole of it new connections are refused, as
+// Envoy's overload manager does; UnderPressure tells a keep-alive server
+// to close after its answers meanwhile.
 //
 // A keep-alive HTTP server, for one, switches each connection between
 // states, all O(1) with no allocation:
