@@ -1,7 +1,9 @@
 package idleconn
 
 import (
+	"math"
 	"math/rand/v2"
+	"runtime/debug"
 	"testing"
 	"time"
 
@@ -233,4 +235,24 @@ func TestBudgetZeroAllocs(t *testing.T) {
 		step()
 	}
 	require.Zero(t, testing.AllocsPerRun(1000, step))
+}
+
+// TestDefaultBudget checks the default's sources: a sixteenth of
+// GOMEMLIMIT when it is set, else what the machine says (the cgroup's
+// limit, or physical memory), at least 16 MiB. It sets the process's
+// memory limit for a moment, so it is not parallel.
+func TestDefaultBudget(t *testing.T) {
+	was := debug.SetMemoryLimit(1 << 30)
+	defer debug.SetMemoryLimit(was)
+	require.Equal(t, int64(64<<20), DefaultBudget(), "GOMEMLIMIT=1GiB")
+	debug.SetMemoryLimit(math.MaxInt64)
+	switch b, cg, mem := DefaultBudget(), cgroupMemoryLimit(), physicalMemory(); {
+	case cg > 0:
+		require.Equal(t, cg/16, b, "the cgroup's limit")
+	case mem > 0:
+		require.Equal(t, max(mem/256, 16<<20), b, "physical memory")
+	default:
+		require.Equal(t, int64(64<<20), b)
+	}
+	require.Positive(t, physicalMemory(), "/proc/meminfo is read")
 }

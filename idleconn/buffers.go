@@ -9,6 +9,7 @@ import (
 	"os"
 	"path"
 	"runtime/debug"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -714,25 +715,35 @@ func DefaultBudget() int64 {
 }
 
 // cgroupMemoryLimit returns the memory limit of the process's cgroup, or
-// of the nearest ancestor with one (cgroup v2), or cgroup v1's; 0 for
-// none or where it cannot be read.
+// of the nearest ancestor with one: cgroup v2's memory.max, or v1's
+// memory.limit_in_bytes; 0 for none or where it cannot be read.
 func cgroupMemoryLimit() int64 {
-	if b, err := os.ReadFile("/proc/self/cgroup"); err == nil {
-		for line := range strings.Lines(string(b)) {
-			if dir, ok := strings.CutPrefix(strings.TrimSpace(line), "0::"); ok {
-				for ; ; dir = path.Dir(dir) {
-					if n := readBytes("/sys/fs/cgroup" + dir + "/memory.max"); n > 0 {
-						return n
-					}
-					if dir == "/" || dir == "." {
-						break
-					}
-				}
+	b, err := os.ReadFile("/proc/self/cgroup")
+	if err != nil {
+		return 0
+	}
+	for line := range strings.Lines(string(b)) {
+		// hierarchy-ID:controllers:path; v2's has no controllers.
+		f := strings.SplitN(strings.TrimSpace(line), ":", 3)
+		if len(f) != 3 {
+			continue
+		}
+		root, file := "/sys/fs/cgroup", "memory.max"
+		if f[1] != "" {
+			if !slices.Contains(strings.Split(f[1], ","), "memory") {
+				continue
+			}
+			root, file = "/sys/fs/cgroup/memory", "memory.limit_in_bytes"
+		}
+		for dir := f[2]; ; dir = path.Dir(dir) {
+			// v1 writes a number near 2^63 for none.
+			if n := readBytes(path.Join(root, dir, file)); n > 0 && n < 1<<60 {
+				return n
+			}
+			if dir == "/" || dir == "." || dir == "" {
+				break
 			}
 		}
-	}
-	if n := readBytes("/sys/fs/cgroup/memory/memory.limit_in_bytes"); n > 0 && n < 1<<60 {
-		return n // cgroup v1 writes a huge number for none
 	}
 	return 0
 }

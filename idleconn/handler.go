@@ -239,6 +239,10 @@ func (h *Handler) OnTraffic(c gnet.Conn) gnet.Action {
 	}
 	if s.flags&closing != 0 {
 		_, _ = c.Discard(-1) // lingering: the peer's late bytes go
+		if s.held != s.pend {
+			l.charge(s.pend - s.held) // and the budget no longer counts them
+			s.held = s.pend
+		}
 		return gnet.None
 	}
 	// Output was pending: see what drained before the handler writes.
