@@ -47,7 +47,7 @@ var floodServers = []floodServer{
 
 // runBudget runs each server's attack at 4,000 connections, with a plain
 // client and, for the HTTP servers, 100 fair clients beside it.
-func runBudget(bins binaries, length time.Duration) (*results, error) {
+func runBudget(bins binaries, servers []string, length time.Duration) (*results, error) {
 	r := &results{
 		name:  "httpload-budget",
 		title: "Thousands of attacking clients at once: examples/httpserver, net/http and examples/idleserver",
@@ -66,6 +66,9 @@ func runBudget(bins binaries, length time.Duration) (*results, error) {
 	t := table{caption: "Per server", header: []string{"server", "attack", "idle RSS MiB", "peak RSS MiB", "peak - idle MiB", "peak fds",
 		"attackers connected", "plain fetches", "plain success %", "plain p99 ms", "fair fetches", "fair failures", "fair clients never failed", "fair fewest fetches", "server's status line at its stop"}}
 	for _, s := range floodServers {
+		if !slices.Contains(servers, s.name) {
+			continue
+		}
 		row, err := floodOnce(bins, s, length)
 		if err != nil {
 			return nil, fmt.Errorf("%s: %v", s.name, err)

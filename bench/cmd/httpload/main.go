@@ -70,7 +70,7 @@ func main() {
 	out := flag.String("out", "", "directory of the results file (default: the bench module's results)")
 	rev := flag.String("rev", "", "build examples/httpserver from this git revision, not the working tree")
 	label := flag.String("label", "", "what this run measures (before, after), written into the results file's name")
-	servers := flag.String("servers", "httpserver,net/http,idleserver", "fairness, bounds: the servers to measure, of these (a -rev from before net/http's twin has httpserver only)")
+	servers := flag.String("servers", "httpserver,net/http,idleserver", "fairness, bounds, budget: the servers to measure, of these (a -rev from before net/http's twin has httpserver only)")
 	duration := flag.Duration("duration", 5*time.Second, "load: length of each wrk run")
 	rounds := flag.Int("rounds", 3, "load: runs of each configuration, alternating, for medians and spread; bounds: rounds of curl's fetches and of the SIGINT")
 	attackFor := flag.Duration("attack-for", 30*time.Second, "attack: length of each slowhttptest run; budget: of each server's attack")
@@ -126,7 +126,7 @@ func main() {
 			}
 			r, err = runBounds(bins, strings.Split(*servers, ","), *rounds)
 		case "budget":
-			r, err = runBudget(bins, *attackFor)
+			r, err = runBudget(bins, strings.Split(*servers, ","), *attackFor)
 		default:
 			return fmt.Errorf("-scenario %q: want load, attack, fairness, retention, bounds or budget", *scenario)
 		}
