@@ -369,8 +369,8 @@ func isReset(err error) bool {
 // s) and pipeline 1 MiB of requests behind it, never reading, which their
 // own limits (MaxInput 256 KiB) would let the server hold, 50 MiB in all,
 // against a budget of 4 MiB. The server's total, sampled every
-// millisecond, stays near the budget, the attackers are closed
-// OverBudget, and a client that asks for answers and reads them is served
+// millisecond, stays within a read per loop of the budget, the attackers
+// are closed OverBudget, and a client that asks for answers and reads them is served
 // throughout.
 func TestBudgetNetwork(t *testing.T) {
 	const budget, attackers, parkKB = 4 << 20, 200, 7
@@ -443,5 +443,7 @@ func TestBudgetNetwork(t *testing.T) {
 	t.Logf("peak buffered %d KiB against a budget of %d KiB; %d closed OverBudget of %d reaped, %d refused",
 		peak.Load()>>10, budget>>10, over, len(s.reaped()), st.Refused)
 	require.Positive(t, over, "the budget closed attackers")
-	require.LessOrEqual(t, peak.Load(), int64(2*budget), "the sum stays near the budget")
+	// Over by at most what each loop reads before its data path sees the
+	// total past the budget: a step of 1/256 of it and a read of 64 KiB.
+	require.LessOrEqual(t, peak.Load(), int64(budget+2*(budget/256+64<<10)), "the sum stays under the budget")
 }

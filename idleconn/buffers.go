@@ -533,8 +533,11 @@ func (l *loop) runPolls(t time.Duration, now uint64) {
 // the most are closed first, as its reset_high_memory_stream resets the
 // streams in its largest buckets first; at the whole budget new
 // connections are refused, as its tcp_listener_accept load shed point
-// does, and each loop closes its largest holders until the total is back
-// under the budget. A keep-alive server turns keep-alive off under
+// does, and the loop whose growth passed the budget closes the largest
+// holders at once, from its data path, down to nine tenths of it (by its
+// runnable's turn a batch of reads, up to 64 KiB from each of a thousand
+// connections, could have passed it), and each loop's pass does the same
+// with its share. A keep-alive server turns keep-alive off under
 // pressure (UnderPressure), as Envoy's disable_http_keepalive does. Every
 // close is OverBudget, the per-connection limits' own reasons staying for
 // a connection past the limit it would have without the budget.
@@ -576,29 +579,7 @@ var budgetKind = kind{
 			return packwheel.MaxTick
 		}
 		l.passSqueeze = l.squeeze
-		// Over the budget, the loop frees its share of the excess, down to
-		// nine tenths of the budget, largest holders first: those in the
-		// highest power-of-two buckets of what they hold.
-		top := bits.UintSize + 1 // none
-		if over := used - l.cfg.budget*9/10; used > l.cfg.budget && used > 0 {
-			var bucket [bits.UintSize + 1]int64
-			l.h.table.each(l, func(s *slot) bool {
-				bucket[bits.Len(uint(s.held))] += int64(s.held)
-				return true
-			})
-			share := over * l.held.Load() / used
-			for freed := int64(0); top > 1 && freed < share; {
-				top--
-				freed += bucket[top]
-			}
-		}
-		l.h.table.each(l, func(s *slot) bool {
-			if l.overBudget(s, s.held-s.pend, s.pend, true) ||
-				bits.Len(uint(s.held)) >= top && l.h.buffered() > l.cfg.budget*9/10 {
-				l.reap(s, OverBudget)
-			}
-			return !l.stopped.Load()
-		})
+		l.relieve(used, nil)
 		return packwheel.MaxTick
 	},
 	stats: func(h *Handler, st Stats) Stats {
@@ -616,6 +597,66 @@ var budgetKind = kind{
 // shrinks to twice its high-water mark: a handler that asks Writable
 // keeps about High plus one write pending.
 const budgetInputFloor = 64 << 10
+
+// relieve closes, OverBudget, the loop's connections past the limits the
+// pressure leaves them and, with used over the budget, its largest
+// holders, until the total is under nine tenths of the budget, from the
+// highest size classes of what its connections hold: its share of the
+// excess at its pass, the whole of it from the data path, whose growth
+// passed the budget. It spares keep, the connection whose
+// OnTraffic runs it (which gnet must close itself), and reports whether
+// keep is one it would have closed. O(descriptors).
+func (l *loop) relieve(used int64, keep *slot) (closeKeep bool) {
+	top := len(sizeClasses{}) // none
+	if over := used - l.cfg.budget*9/10; used > l.cfg.budget {
+		var bucket sizeClasses
+		l.h.table.each(l, func(s *slot) bool {
+			bucket[sizeClass(s.held)] += int64(s.held)
+			return true
+		})
+		share := over * l.held.Load() / used
+		if keep != nil {
+			share = over // the data path: this loop's growth passed the budget
+		}
+		for freed := int64(0); top > 1 && freed < share; {
+			top--
+			freed += bucket[top]
+		}
+	}
+	// The largest first, then those past their shrunk limits at the
+	// pressure that is left.
+	for _, largest := range []bool{true, false} {
+		l.h.table.each(l, func(s *slot) bool {
+			if largest && sizeClass(s.held) >= top && l.h.buffered() > l.cfg.budget*9/10 ||
+				!largest && l.overBudget(s, s.held-s.pend, s.pend, true) {
+				if s == keep {
+					closeKeep = true
+				} else if s.owner.Load() == l {
+					l.reap(s, OverBudget)
+				}
+			}
+			return !l.stopped.Load()
+		})
+	}
+	l.saturated = false
+	return closeKeep
+}
+
+// sizeClasses sums bytes by sizeClass: eight classes per power of two,
+// as Envoy sorts streams into power-of-two buckets to reset the largest
+// first, only finer, so that the largest go first to within an eighth.
+type sizeClasses [8 * (bits.UintSize + 1)]int64
+
+// sizeClass returns n's class: n itself below 8, else eight per power of
+// two, from its length in bits and the three bits after its highest.
+// Classes grow with n.
+func sizeClass(n int) int {
+	if n < 8 {
+		return n
+	}
+	l := bits.Len(uint(n))
+	return 8*l + int(uint(n)>>(l-4))&7
+}
 
 // overBudget reports whether s's connection, buffering in (counted only
 // after a callback) and p, is past the limits the budget's pressure
@@ -649,6 +690,12 @@ func (l *loop) charge(d int) {
 	l.held.Store(n)
 	if n > l.recheckAbove || n < l.recheckBelow {
 		if used := l.takePressure(); l.squeeze >= l.passSqueeze+1.0/64 || used > l.cfg.budget {
+			// Every loop's pass closes what the pressure no longer
+			// allows, and a loop whose own growth took the total over
+			// the budget relieves it at once, from the data path: by
+			// its runnable's turn one batch of reads (up to 64 KiB each
+			// from a thousand connections) could have passed it.
+			l.saturated = used > l.cfg.budget
 			for _, o := range l.h.loops.all() {
 				o.dispatch()
 			}
@@ -694,13 +741,16 @@ func (h *Handler) UnderPressure() bool {
 
 // DefaultBudget returns Options.Budget's default, derived from the memory
 // the process may use: a sixteenth of GOMEMLIMIT when it is set, else of
-// the cgroup's memory limit (memory.max, or cgroup v1's
-// memory.limit_in_bytes), else a 256th of the physical memory, which the
+// its cgroup's memory limit (cgroup v2's memory.max, or v1's
+// memory.limit_in_bytes), else a 512th of the physical memory, which the
 // process shares with the rest of the machine, at least 16 MiB; 64 MiB
-// where none can be read. Go's heap may grow to twice what is live
-// between collections (GOGC=100), and buffers are a small part of what a
-// server holds by design (net/http leaves them in the kernel). For 24 GiB
-// of physical memory it is 96 MiB. It reads a few files, once per call.
+// where none can be read. The budget counts the bytes buffered, and a
+// heap that holds them holds more: the buffers' capacity (gnet's grow by
+// doubling), the freed ones in gnet's pools until the next collections,
+// and Go's heap goal, twice what is live (GOGC=100); a server under
+// attack grew by about four times its budget (bench/results/
+// httpload-budget.txt). For 24 GiB of physical memory the budget is 47 MiB.
+// It reads a few files, once per call.
 func DefaultBudget() int64 {
 	if limit := debug.SetMemoryLimit(-1); limit < math.MaxInt64 {
 		return limit / 16
@@ -709,7 +759,7 @@ func DefaultBudget() int64 {
 		return limit / 16
 	}
 	if mem := physicalMemory(); mem > 0 {
-		return max(mem/256, 16<<20)
+		return max(mem/512, 16<<20)
 	}
 	return 64 << 20
 }

@@ -211,6 +211,7 @@ type loopLimits struct {
 	// passSqueeze is the squeeze of the loop's latest pass; the loop takes
 	// the pressure again when held leaves recheckBelow..recheckAbove.
 	held                       atomic.Int64
+	saturated                  bool // the loop's growth took the total over the budget: relieve it
 	squeeze, passSqueeze       float64
 	maxIn                      int
 	recheckBelow, recheckAbove int64
