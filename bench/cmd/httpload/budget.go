@@ -89,25 +89,11 @@ func floodOnce(bins binaries, s floodServer, length time.Duration) ([]string, er
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
 
-	// The plain client.
-	var latencies []time.Duration
-	var failures int
+	var plain plainClient
 	wg.Add(1)
 	go func() {
 		defer wg.Done()
-		for {
-			select {
-			case <-stop:
-				return
-			case <-time.After(10 * time.Millisecond):
-			}
-			began := time.Now()
-			if err := s.fetch(srv.addr); err != nil {
-				failures++
-				continue
-			}
-			latencies = append(latencies, time.Since(began))
-		}
+		plain.run(s.fetch, srv.addr, stop)
 	}()
 
 	// The fair clients.
@@ -149,18 +135,9 @@ func floodOnce(bins binaries, s floodServer, length time.Duration) ([]string, er
 	if err != nil {
 		return nil, err
 	}
-	if err := srv.stop(); err != nil {
+	status, err := srv.stopStatus()
+	if err != nil {
 		return nil, err
-	}
-	status := srv.status
-	if status == "" {
-		status = "—"
-	}
-	slices.Sort(latencies)
-	total := len(latencies) + failures
-	success := 0.0
-	if total > 0 {
-		success = 100 * float64(len(latencies)) / float64(total)
 	}
 	fair := []string{"—", "—", "—", "—"}
 	if s.fair {
@@ -175,7 +152,7 @@ func floodOnce(bins binaries, s floodServer, length time.Duration) ([]string, er
 		fair = []string{strconv.Itoa(fetched), strconv.Itoa(failed), strconv.Itoa(never), strconv.Itoa(slices.Min(fetches))}
 	}
 	return append([]string{s.name, s.attack, mib(idle.rss), mib(peak.hwm), mib(peak.hwm - idle.rss), strconv.Itoa(peak.fds),
-		strconv.FormatInt(connected.Load(), 10), strconv.Itoa(total), fmt.Sprintf("%.2f", success), ms(percentile(latencies, 99))},
+		strconv.FormatInt(connected.Load(), 10), plain.fetches(), plain.success(), plain.p99()},
 		append(fair, status)...), nil
 }
 
