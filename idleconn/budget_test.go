@@ -284,7 +284,7 @@ func TestDefaultBudget(t *testing.T) {
 	case cg > 0:
 		require.Equal(t, cg/16, b, "the cgroup's limit")
 	case mem > 0:
-		require.Equal(t, max(mem/512, 16<<20), b, "physical memory")
+		require.Equal(t, max(mem/1024, 16<<20), b, "physical memory")
 	default:
 		require.Equal(t, int64(64<<20), b)
 	}

@@ -742,15 +742,16 @@ func (h *Handler) UnderPressure() bool {
 // DefaultBudget returns Options.Budget's default, derived from the memory
 // the process may use: a sixteenth of GOMEMLIMIT when it is set, else of
 // its cgroup's memory limit (cgroup v2's memory.max, or v1's
-// memory.limit_in_bytes), else a 512th of the physical memory, which the
+// memory.limit_in_bytes), else a 1024th of the physical memory, which the
 // process shares with the rest of the machine, at least 16 MiB; 64 MiB
 // where none can be read. The budget counts the bytes buffered, and a
 // heap that holds them holds more: the buffers' capacity (gnet's grow by
 // doubling), the freed ones in gnet's pools until the next collections,
-// and Go's heap goal, twice what is live (GOGC=100); a server under
-// attack grew by about four times its budget (bench/results/
-// httpload-budget.txt). For 24 GiB of physical memory the budget is 47 MiB.
-// It reads a few files, once per call.
+// and Go's heap goal, twice what is live (GOGC=100). Under attack a
+// server grew by four to five and a half times its budget
+// (bench/results/httpload-budget*.txt), so a 1024th of physical memory
+// keeps it within about a 200th: a budget of 23.5 MiB for 24 GiB. It
+// reads a few files, once per call.
 func DefaultBudget() int64 {
 	if limit := debug.SetMemoryLimit(-1); limit < math.MaxInt64 {
 		return limit / 16
@@ -759,7 +760,7 @@ func DefaultBudget() int64 {
 		return limit / 16
 	}
 	if mem := physicalMemory(); mem > 0 {
-		return max(mem/512, 16<<20)
+		return max(mem/1024, 16<<20)
 	}
 	return 64 << 20
 }
