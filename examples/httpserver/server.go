@@ -22,6 +22,7 @@ type config struct {
 	maxOutput     int           // pending output: more closes the connection
 	maxInput      int           // unread input: more closes the connection
 	maxConns      int           // 0: idleconn's default, from ulimit -n
+	budget        int64         // bytes buffered for all clients: 0 idleconn's default, -1 none
 	drain         time.Duration // how long a graceful stop waits for requests in flight
 	timeouts      bool          // false: no time limit but the loop timers, for load.sh
 }
@@ -414,10 +415,11 @@ func (s *server) answer(c gnet.Conn, cs *conn, sh *share) (state, bool) {
 
 // closes reports whether the answer to r ends its connection: the client
 // asked for it (Connection: close, or HTTP/1.0 without keep-alive), its
-// framing was faulty, or the server is shutting down, as net/http's
-// Shutdown answers requests in flight.
+// framing was faulty, or the server keeps no connection alive now
+// (keepsAlive: during Shutdown, as net/http's Shutdown answers requests in
+// flight, or under memory pressure).
 func (s *server) closes(r *request) bool {
-	return r.close || s.h.ShuttingDown()
+	return r.close || !s.keepsAlive()
 }
 
 // stepSend writes what c takes of the /big answer left, a piece at a time
