@@ -88,6 +88,8 @@ func BenchmarkOnTrafficAllLimits(b *testing.B) {
 	opts := Options{Timeout: time.Minute, WriteStallTimeout: time.Minute, MinDrainRate: 1 << 10,
 		MaxLifetime: time.Hour, Output: OutputLimit{Max: 1 << 16, High: 1 << 14, Low: 1 << 12}, MaxInput: 1 << 16,
 		MaxConns: 1 << 20, Overload: Overload{Start: 0.9, Floor: 10 * time.Second}} // no connection refused
+	defer func(was func() int) { filesLimit = was }(filesLimit)
+	filesLimit = func() int { return 1 << 21 } // fake connections hold no descriptor
 	for _, n := range benchSizes {
 		b.Run(fmt.Sprintf("conns=%d", n), func(b *testing.B) {
 			f, _, conns := benchServer(b, &fdReader{}, opts, n, 1)

@@ -42,6 +42,7 @@ type answerServer struct {
 	closeAfter bool
 	ignore     bool
 	whole      bool         // writes each answer at once, not as Writable allows
+	delayOnly  int          // with delay set and this positive, only answers of this many KiB wait
 	maxPending atomic.Int64 // the most output pending after a callback
 	reasons    []Reason     // of the connections reaped, under mu
 }
@@ -120,7 +121,7 @@ func (s *answerServer) pump(c gnet.Conn) {
 			}
 			a.left, a.active = kb<<10, true
 			s.h.SetIdleTimeout(c, 0)
-			if s.delay > 0 {
+			if s.delay > 0 && (s.delayOnly == 0 || kb == s.delayOnly) {
 				a.waiting = true
 				s.h.ConnTimer(c, &a.timer, s.delay, 0, func(c gnet.Conn) {
 					a.waiting = false
@@ -361,4 +362,88 @@ func isReset(err error) bool {
 	var op *net.OpError
 	return errors.As(err, &op) && op.Err != nil && (op.Err.Error() == "read: connection reset by peer" ||
 		bytes.Contains([]byte(op.Err.Error()), []byte("reset")))
+}
+
+// TestBudgetNetwork checks that the budget bounds what all connections
+// buffer together: 200 clients each park a request (its answer waits 10
+// s) and pipeline 1 MiB of requests behind it, never reading, which their
+// own limits (MaxInput 256 KiB) would let the server hold, 50 MiB in all,
+// against a budget of 4 MiB. The server's total, sampled every
+// millisecond, stays within a read per loop of the budget, the attackers
+// are closed OverBudget, and a client that asks for answers and reads them is served
+// throughout.
+func TestBudgetNetwork(t *testing.T) {
+	const budget, attackers, parkKB = 4 << 20, 200, 7
+	s := &answerServer{delay: 10 * time.Second, delayOnly: parkKB}
+	addr := serveAnswers(t, s, Options{Timeout: 20 * time.Second, MaxInput: 256 << 10, Budget: budget})
+
+	var peak atomic.Int64
+	stop := make(chan struct{})
+	sampled := make(chan struct{})
+	go func() {
+		defer close(sampled)
+		for {
+			peak.Store(max(peak.Load(), s.h.Stats().Buffered))
+			select {
+			case <-stop:
+				return
+			case <-time.After(time.Millisecond):
+			}
+		}
+	}()
+
+	var wg sync.WaitGroup
+	var finished atomic.Int32                                          // attackers done writing, or closed
+	requests := bytes.Repeat([]byte(strconv.Itoa(parkKB)+"\n"), 8<<10) // 16 KiB
+	for range attackers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			conn, err := net.Dial("tcp", addr)
+			if err != nil {
+				return
+			}
+			defer conn.Close()
+			_ = conn.SetWriteDeadline(time.Now().Add(10 * time.Second))
+			defer finished.Add(1)
+			for range 64 { // 1 MiB, never reading
+				if _, err := conn.Write(requests); err != nil {
+					return // closed by the server
+				}
+			}
+			finished.Add(1)
+			<-stop // held open, as an attacker would
+			finished.Add(-1)
+		}()
+	}
+	fair, err := net.Dial("tcp", addr)
+	require.NoError(t, err)
+	defer fair.Close()
+	_ = fair.SetDeadline(time.Now().Add(20 * time.Second))
+	for i := range 100 {
+		_, err := fair.Write([]byte("64\n"))
+		require.NoError(t, err, "fair request %d", i)
+		require.NoError(t, readAnswers(fair, 1, 64, 0), "fair answer %d", i)
+	}
+	// The attackers' bytes have all reached the server, or their
+	// connections are closed.
+	waitFor(t, 10*time.Second, "the attack sent", func() bool { return finished.Load() == attackers })
+	time.Sleep(100 * time.Millisecond) // what the kernel holds reaches gnet
+	close(stop)
+	wg.Wait()
+	<-sampled
+
+	st := s.h.Stats()
+	over := 0
+	for _, why := range s.reaped() {
+		if why == OverBudget {
+			over++
+		}
+	}
+	t.Logf("peak buffered %d KiB against a budget of %d KiB; %d closed OverBudget of %d reaped, %d refused",
+		peak.Load()>>10, budget>>10, over, len(s.reaped()), st.Refused)
+	require.Positive(t, over, "the budget closed attackers")
+	// Over by at most what each loop reads before its data path sees the
+	// total past the budget: a step of 1/256 of it and a read of 64 KiB.
+	require.LessOrEqual(t, peak.Load(), int64(budget+2*(budget/256+64<<10)), "the sum stays under the budget")
 }

@@ -12,10 +12,11 @@
 //
 // # Limits
 //
-// Each kind of limit has its own file, holding its per-connection state,
-// its setter and the tick at which it closes a connection. A connection
-// goes when it passes any limit, with the limit's Reason, which OnReap
-// and Stats.Reaped report.
+// Each kind of limit is declared in one place, holding its option's
+// check, its per-connection state and setter, the tick at which it
+// closes a connection and what else it does. A connection goes when it
+// passes any limit, with the limit's Reason, which OnReap and
+// Stats.Reaped report.
 //
 //	limit                 option (default)             per connection        reason
 //	idle                  Timeout (required)           SetIdleTimeout        Idle
@@ -23,12 +24,14 @@
 //	write stall           WriteStallTimeout (off)      SetWriteStallTimeout  WriteStall
 //	drain rate            MinDrainRate (off)           -                     SlowDrain
 //	lifetime              MaxLifetime (off)            SetMaxLifetime        Lifetime
+//	lingering close       Linger (5 s)                 CloseAfterFlush       Linger
 //	pending output        Output (DefaultOutput)       SetOutputLimit        OutputFull
 //	unconsumed input      MaxInput (1 MiB)             -                     InputFull
-//	lingering close       Linger (5 s)                 CloseAfterFlush       Linger
+//	between requests      -                            CloseIdle             Shed
+//	shutdown              -                            Shutdown              Shed, Shutdown
+//	memory budget         Budget (DefaultBudget)       -                     OverBudget
 //	connections           MaxConns (DefaultMaxConns)   -                     (refused)
 //	idle under load       Overload (off)               -                     Idle
-//	between requests      -                            CloseIdle, Shutdown   Shed, Shutdown
 //
 // The timed limits (idle, deadline, write stall, drain rate, lifetime,
 // lingering close) close a connection never before its limit and at most
@@ -38,7 +41,12 @@
 // that may write and each tick while output is pending. Output also has
 // water marks: a handler that answers pipelined requests asks Writable
 // before each answer, stops when it is false, and goes on when OnWritable
-// says the peer has read enough, as Netty's handlers do.
+// says the peer has read enough, as Netty's handlers do. The memory
+// budget bounds what all connections buffer together: from half of it
+// each connection's input and output maximum shrink, closing the largest
+// holders first, and at the whole of it new connections are refused, as
+// Envoy's overload manager does; UnderPressure tells a keep-alive server
+// to close after its answers meanwhile.
 //
 // A keep-alive HTTP server, for one, switches each connection between
 // states, all O(1) with no allocation:

@@ -2,6 +2,7 @@ package idleconn
 
 import (
 	"context"
+	"fmt"
 	"testing"
 	"time"
 
@@ -83,6 +84,13 @@ func TestNewValidates(t *testing.T) {
 		{Options{Timeout: time.Second, MaxConns: 10, Overload: Overload{Floor: time.Second}}, "idleconn: Overload.Start 0 must lie strictly between 0 and 1"},
 		{Options{Timeout: time.Second, MaxConns: 10, Overload: Overload{Start: 0.5, Floor: time.Millisecond}}, "idleconn: Overload.Floor 1ms must lie between Resolution (125ms) and Timeout (1s)"},
 		{Options{Timeout: time.Second, MaxConns: 10, Overload: Overload{Start: 0.5, Floor: 2 * time.Second}}, "idleconn: Overload.Floor 2s must lie between Resolution (125ms) and Timeout (1s)"},
+		{Options{Timeout: time.Second, MaxConns: openFilesLimit()}, fmt.Sprintf("idleconn: MaxConns %d must lie below the open-files limit (ulimit -n), %[1]d, "+
+			"less the descriptors held for anything else and a burst of accepts; DefaultMaxConns() is %d", openFilesLimit(), DefaultMaxConns())},
+		{Options{Timeout: time.Second, MaxConns: 999_999}, fmt.Sprintf("idleconn: MaxConns 999999 must lie below the open-files limit (ulimit -n), %d, "+
+			"less the descriptors held for anything else and a burst of accepts; DefaultMaxConns() is %d", openFilesLimit(), DefaultMaxConns())},
+		{Options{Timeout: time.Second, Budget: -2}, "idleconn: Budget -2: want bytes, 0 for DefaultBudget() or -1 for none"},
+		{Options{Timeout: time.Second, Budget: 1 << 10}, "idleconn: Budget 1024 must be at least 196608, what one connection may keep under pressure (MaxInput's floor and twice Output.High)"},
+		{Options{Timeout: time.Second, Budget: 100_000, MaxInput: 4096, Output: OutputLimit{Max: 1 << 20, High: 64 << 10, Low: 1}}, "idleconn: Budget 100000 must be at least 135168, what one connection may keep under pressure (MaxInput's floor and twice Output.High)"},
 	} {
 		_, err := New(&nopHandler{}, tc.opts)
 		assert.EqualError(t, err, tc.err, "%+v", tc.opts)
@@ -104,6 +112,9 @@ func TestNewValidates(t *testing.T) {
 	assert.Equal(t, limitTicks(DefaultLinger, h.cfg.tick), h.cfg.lingerTicks)
 	assert.Equal(t, DefaultMaxConns(), h.Stats().MaxConns)
 	assert.Positive(t, DefaultMaxConns(), "this machine has a descriptor limit")
+	assert.Equal(t, DefaultBudget(), h.Stats().Budget)
+	_, err = New(&nopHandler{}, Options{Timeout: time.Second, MaxConns: openFilesLimit() - 1, Budget: 196608})
+	assert.NoError(t, err, "MaxConns below the descriptor limit, a Budget at its least")
 	h, err = New(&nopHandler{}, Options{Timeout: time.Second, MaxConns: -1, MinDrainRate: 1000})
 	require.NoError(t, err)
 	assert.Zero(t, h.Stats().MaxConns)

@@ -1,8 +1,6 @@
 package idleconn
 
 import (
-	"cmp"
-	"errors"
 	"fmt"
 	"math/bits"
 	"time"
@@ -134,10 +132,26 @@ type Options struct {
 	// anything else, less the largest burst of connections arriving at
 	// once (up to the listen backlog, net.core.somaxconn), since gnet's
 	// main reactor accepts every connection waiting before an event
-	// loop's OnOpen can refuse one. Zero means DefaultMaxConns(), derived
-	// that way from the descriptor limit when New runs; a negative value
-	// means no limit.
+	// loop's OnOpen can refuse one; New refuses one at or above the
+	// descriptor limit. Zero means DefaultMaxConns(), derived that way
+	// from the descriptor limit when New runs; a negative value means no
+	// limit.
 	MaxConns int
+
+	// Budget bounds the bytes buffered for clients over all connections
+	// and event loops together: input the handler has left unconsumed
+	// plus output pending. From half of it each connection's MaxInput and
+	// output Max shrink in proportion, toward 64 KiB and twice
+	// Output.High, closing the connections above them, reason OverBudget;
+	// at the whole budget new connections are refused and the connections
+	// holding the most are closed until the total is under it.
+	// Stats.Buffered and Stats.Pressure say where it stands, and
+	// Handler.UnderPressure when to turn keep-alive off. Zero means
+	// DefaultBudget(), derived from the memory the process may use; -1
+	// turns it off. Otherwise it must cover what one connection may keep
+	// under pressure: min(MaxInput, 64 KiB) + min(Output.Max,
+	// 2*Output.High).
+	Budget int64
 
 	// Overload, if set, shortens idle timeouts as the server fills, so
 	// that a full server sheds its idlest connections before it refuses
@@ -172,15 +186,6 @@ type OutputLimit struct {
 	// High and Low are the water marks of Handler.Writable: above High a
 	// connection is not writable, until it has drained to Low.
 	High, Low int
-}
-
-// check returns an error naming what, starting "idleconn: ", if o is not
-// a valid limit.
-func (o OutputLimit) check(what string) error {
-	if o.Low <= 0 || o.Low > o.High || o.High > o.Max {
-		return fmt.Errorf("idleconn: %s %+v: want 0 < Low <= High <= Max", what, o)
-	}
-	return nil
 }
 
 // Overload shortens idle timeouts as a server with MaxConns nears it, as
@@ -226,6 +231,7 @@ func (k WheelKind) String() string {
 
 // config is what a Handler derives from validated Options: durations turned
 // into ticks, defaults filled in, and the sizes of each loop's structures.
+// Each kind of limit fills in its own fields (limits.go, buffers.go).
 type config struct {
 	resolution time.Duration
 	tick       time.Duration
@@ -241,6 +247,7 @@ type config struct {
 	output                           OutputLimit
 	maxInput                         int
 	maxConns                         int64 // 0 for none
+	budget                           int64 // 0 for none
 	overload                         overloadConfig
 	wheel                            WheelKind
 	slots                            int // of a hashed wheel
@@ -253,7 +260,8 @@ type config struct {
 }
 
 // newConfig validates opts and derives the config, with errors that name
-// the option at fault.
+// the option at fault: the clock's options here, then each kind's, in the
+// registry's order.
 func newConfig(opts Options) (config, error) {
 	if opts.Timeout < MinResolution {
 		return config{}, fmt.Errorf("idleconn: Timeout %v must be at least %v", opts.Timeout, MinResolution)
@@ -270,70 +278,35 @@ func newConfig(opts Options) (config, error) {
 	if opts.Wheel != Hashed && opts.Wheel != Hierarchical {
 		return config{}, fmt.Errorf("idleconn: Wheel %v is neither Hashed nor Hierarchical", opts.Wheel)
 	}
-	for _, d := range []struct {
-		name, zero string
-		d          time.Duration
-	}{
-		{"MaxLifetime", "no limit", opts.MaxLifetime},
-		{"WriteStallTimeout", "no limit", opts.WriteStallTimeout},
-		{"DrainWindow", "10s", opts.DrainWindow},
-		{"Linger", "DefaultLinger", opts.Linger},
-	} {
-		if d.d < 0 {
-			return config{}, fmt.Errorf("idleconn: %s must not be negative (zero means %s)", d.name, d.zero)
-		}
-	}
-	switch {
-	case opts.MinDrainRate < 0:
-		return config{}, errors.New("idleconn: MinDrainRate must not be negative (zero means no limit)")
-	case opts.DrainWindow != 0 && opts.MinDrainRate == 0:
-		return config{}, errors.New("idleconn: DrainWindow is set but MinDrainRate is not")
-	case opts.DrainWindow != 0 && opts.DrainWindow < res:
-		return config{}, fmt.Errorf("idleconn: DrainWindow %v must be at least Resolution (%v)", opts.DrainWindow, res)
-	case opts.MaxInput < 0:
-		return config{}, errors.New("idleconn: MaxInput must not be negative (zero means DefaultMaxInput)")
-	}
-	output := opts.Output
-	if output == (OutputLimit{}) {
-		output = DefaultOutput
-	} else if err := output.check("Output"); err != nil {
-		return config{}, err
-	}
-	tick := res / ticksPerResolution
 	c := config{
-		resolution:  res,
-		tick:        tick,
-		idleTicks:   limitTicks(opts.Timeout, tick),
-		lifeTicks:   limitTicks(opts.MaxLifetime, tick),
-		stallTicks:  limitTicks(opts.WriteStallTimeout, tick),
-		lingerTicks: limitTicks(cmp.Or(opts.Linger, DefaultLinger), tick),
-		output:      output,
-		maxInput:    cmp.Or(opts.MaxInput, DefaultMaxInput),
-		wheel:       opts.Wheel,
-		onRefuse:    opts.OnRefuse,
-		onReap:      opts.OnReap,
-		onWritable:  opts.OnWritable,
+		resolution: res,
+		tick:       res / ticksPerResolution,
+		wheel:      opts.Wheel,
+		onRefuse:   opts.OnRefuse,
+		onReap:     opts.OnReap,
+		onWritable: opts.OnWritable,
 	}
-	if opts.MinDrainRate > 0 {
-		window := cmp.Or(opts.DrainWindow, 10*time.Second)
-		c.drainTicks = limitTicks(window, tick)
-		c.drainBytes = int(min(float64(opts.MinDrainRate)*window.Seconds(), float64(maxInt)))
-	}
-	switch {
-	case opts.MaxConns > 0:
-		c.maxConns = int64(opts.MaxConns)
-	case opts.MaxConns == 0:
-		c.maxConns = int64(DefaultMaxConns())
-	}
-	var err error
-	if c.overload, err = newOverload(opts.Overload, c.maxConns, opts.Timeout, res, tick); err != nil {
-		return config{}, err
+	for _, k := range kinds {
+		if k.check != nil {
+			if err := k.check(&opts, &c); err != nil {
+				return config{}, err
+			}
+		}
 	}
 	// A timer is never scheduled further ahead than the next refresh plus
 	// idleTicks, so this many slots make one revolution span it.
 	c.slots = pow2AtLeast(c.idleTicks + 2)
 	c.ringSize = c.slots
 	return c, nil
+}
+
+// optionTicks checks the duration option name, whose zero means zero, and
+// returns it in ticks, as limitTicks counts them.
+func optionTicks(name, zero string, d, tick time.Duration) (uint64, error) {
+	if d < 0 {
+		return 0, fmt.Errorf("idleconn: %s must not be negative (zero means %s)", name, zero)
+	}
+	return limitTicks(d, tick), nil
 }
 
 // maxInt is the largest int.

@@ -1,6 +1,9 @@
 package idleconn
 
 import (
+	"fmt"
+	"os"
+	"strings"
 	"testing"
 	"unsafe"
 
@@ -28,4 +31,30 @@ func TestSlotLayout(t *testing.T) {
 	require.Same(t, s, tab.lookup(5000), "growing the directory keeps the chunks")
 	tab.reset()
 	require.Nil(t, tab.lookup(5000))
+}
+
+// TestDocTable checks that the package documentation's table of limits
+// has each kind's line, in the registry's order: a kind declares its line
+// with the rest of it.
+func TestDocTable(t *testing.T) {
+	src, err := os.ReadFile("doc.go")
+	require.NoError(t, err)
+	var rows []string
+	in := false
+	for line := range strings.Lines(string(src)) {
+		line = strings.TrimRight(line, "\n")
+		switch {
+		case strings.HasPrefix(line, "//\tlimit "):
+			in = true
+		case in && strings.HasPrefix(line, "//\t"):
+			rows = append(rows, strings.TrimPrefix(line, "//\t"))
+		case in:
+			in = false
+		}
+	}
+	var want []string
+	for _, k := range kinds {
+		want = append(want, strings.TrimRight(fmt.Sprintf("%-22s%-29s%-22s%s", k.row[0], k.row[1], k.row[2], k.row[3]), " "))
+	}
+	require.Equal(t, want, rows)
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"crypto/tls"
 	"errors"
 	"fmt"
 	"io"
@@ -51,8 +52,8 @@ const (
 )
 
 // conformance is the side-by-side table: issue 22's cases, request
-// smuggling shapes (CL.TE, TE.CL, TE.TE), bad lengths, malformed heads,
-// splits, pipelining, Expect and half-close.
+// smuggling shapes (CL.TE, TE.CL, TE.TE), bad lengths, malformed heads
+// and request lines, splits, pipelining, Expect and half-close.
 var conformance = []conformanceRow{
 	{name: "GET", send: []string{getRoot}, want: []int{200}},
 	{name: "HEAD", send: []string{"HEAD / HTTP/1.1\r\nHost: x\r\n\r\n"}, head: true, want: []int{200}},
@@ -133,6 +134,18 @@ var conformance = []conformanceRow{
 	{name: "leading CRLF", send: []string{"\r\n" + getRoot}, want: []int{200},
 		differ:  "RFC 9112 2.2: a server SHOULD ignore an empty line before a request line; net/http does only after a POST",
 		netWant: []int{400}, netFate: closed},
+	// Request lines that cannot be HTTP/1.x: refused once the line has
+	// ended, before any field (TestBadLineAtOnce).
+	{name: "HTTP/0.9 GET /", send: []string{"GET /\r\n"}, want: []int{400}, fate: closed},
+	{name: "HTTP/0.9 GET /, then a field", send: []string{"GET /\r\nHost: x\r\n"}, want: []int{400}, fate: closed},
+	{name: "request line ended in a later read", send: []string{"GET /", "\r\n"}, want: []int{400}, fate: closed},
+	{name: "leading CRLF, then a line of junk", send: []string{"\r\njunk\r\n"}, want: []int{400}, fate: closed},
+	{name: "leading CRLF, then junk not ended", send: []string{"\r\njunk"}, want: []int{}, fate: waiting,
+		differ:  "RFC 9112 2.2: the empty line is ignored, and junk may yet begin a request line, refused once it has ended; net/http refuses the empty line",
+		netWant: []int{400}, netFate: closed},
+	{name: "binary bytes with a LF", send: []string{"\x16\x03\x01\x00\xa5\x01\x00\n\x00"}, want: []int{400}, fate: closed},
+	{name: "binary bytes, no LF", send: []string{"\x16\x03\x01\x00\xa5\x01\x00"}, want: []int{}, fate: waiting},
+	{name: "HTTP/0.9 version, head not ended", send: []string{"GET / HTTP/0.9\r\n"}, want: []int{}, fate: waiting},
 	{name: "CRLF after a POST body", send: []string{post + "Content-Length: 5\r\n\r\nabcde\r\n" + next}, want: []int{405, 200}},
 
 	// Sizes: heads up to 16 KiB (net/http: MaxHeaderBytes 16 KiB, plus
@@ -188,13 +201,7 @@ func manyFields(n int) string {
 // the row documents. With -v it prints the table.
 func TestConformance(t *testing.T) {
 	t.Parallel()
-	_, ours := start(t, testConfig)
-	ln, err := net.Listen("tcp", "127.0.0.1:0")
-	require.NoError(t, err)
-	netSrv := newNetHTTP(testConfig)
-	go func() { _ = netSrv.Serve(ln) }()
-	t.Cleanup(func() { _ = netSrv.Close() })
-
+	ours, theirs := startBoth(t, testConfig)
 	require.GreaterOrEqual(t, len(conformance), 50)
 	type result struct{ ours, net outcome }
 	results := make([]result, len(conformance))
@@ -206,8 +213,8 @@ func TestConformance(t *testing.T) {
 				if row.differ != "" {
 					netWant, netFate = row.netWant, row.netFate
 				}
-				results[i].ours = exchange(t, ours, row, len(row.want))
-				results[i].net = exchange(t, ln.Addr().String(), row, len(netWant))
+				results[i].ours = exchange(t, ours, row, len(row.want), row.fate)
+				results[i].net = exchange(t, theirs, row, len(netWant), netFate)
 				require.Equal(t, outcome{row.want, row.fate}, results[i].ours, "this server")
 				require.Equal(t, outcome{netWant, netFate}, results[i].net, "net/http")
 			})
@@ -221,6 +228,18 @@ func TestConformance(t *testing.T) {
 	}
 }
 
+// startBoth runs this server and its net/http twin, with cfg, on
+// 127.0.0.1 for the test, and returns their addresses.
+func startBoth(t *testing.T, cfg config) (ours, theirs string) {
+	_, ours = start(t, cfg)
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	srv := newNetHTTP(cfg)
+	go func() { _ = srv.Serve(ln) }()
+	t.Cleanup(func() { _ = srv.Close() })
+	return ours, ln.Addr().String()
+}
+
 // outcome is what a server did with a row: its answers' statuses and the
 // connection's fate.
 type outcome struct {
@@ -232,8 +251,10 @@ func (o outcome) String() string { return fmt.Sprintf("%v %s", o.statuses, o.fat
 
 // exchange sends row to addr, reads up to answers answers and finds the
 // connection's fate: closed if the server closes it, waiting if nothing
-// comes within a short wait, and open if it answers a probe request.
-func exchange(t *testing.T, addr string, row conformanceRow, answers int) outcome {
+// comes within a short wait, and open if it answers a probe request. A
+// probe is not sent where the fate expected is waiting: its bytes would
+// end what the server waits on.
+func exchange(t *testing.T, addr string, row conformanceRow, answers int, expected fate) outcome {
 	c, err := net.Dial("tcp", addr)
 	require.NoError(t, err)
 	defer c.Close()
@@ -283,7 +304,7 @@ func exchange(t *testing.T, addr string, row conformanceRow, answers int) outcom
 		}
 		got.statuses = append(got.statuses, status)
 	}
-	if row.halfClose {
+	if row.halfClose || expected == waiting {
 		status, f, ok := read(wait)
 		if ok {
 			got.statuses = append(got.statuses, status)
@@ -309,4 +330,63 @@ func exchange(t *testing.T, addr string, row conformanceRow, answers int) outcom
 		}
 		got.statuses = append(got.statuses, status)
 	}
+}
+
+// TestBadLineAtOnce sends request lines that cannot be HTTP/1.x, each
+// ended by its LF with no field after it, to this server and to net/http
+// side by side, both with a header timeout of a minute, and reads what
+// each sends until it closes: both answer 400 and close at once, with the
+// same status line and Connection: close. net/http answers, byte for byte,
+// "HTTP/1.1 400 Bad Request\r\nContent-Type: text/plain;
+// charset=utf-8\r\nConnection: close\r\n\r\n400 Bad Request" (-v
+// prints both); this server's refusals carry its own Server, Date and
+// Content-Length fields and no body.
+func TestBadLineAtOnce(t *testing.T) {
+	t.Parallel()
+	cfg := testConfig
+	cfg.headerTimeout = time.Minute
+	ours, theirs := startBoth(t, cfg)
+
+	const netAnswer = "HTTP/1.1 400 Bad Request\r\nContent-Type: text/plain; charset=utf-8\r\nConnection: close\r\n\r\n400 Bad Request"
+	for _, tc := range []struct{ name, send string }{
+		{"HTTP/0.9 GET /", "GET /\r\n"},
+		{"HTTP/0.9 GET / with a bare LF", "GET /\n"},
+		{"leading CRLF, then a line of junk", "\r\njunk\r\n"},
+		{"three words, no version", "GET / junk\r\n"},
+		{"binary bytes", "\x00\x01\x02\xff\r\n"},
+		{"a TLS ClientHello", clientHello(t)},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			got := map[string]string{}
+			for name, addr := range map[string]string{"this server": ours, "net/http": theirs} {
+				c := dialSend(t, addr, tc.send)
+				got[name] = readAll(t, c) // within readAll's 5 s, far under the header timeout
+				t.Logf("%s: %q", name, got[name])
+			}
+			require.Equal(t, netAnswer, got["net/http"])
+			ours := got["this server"]
+			require.True(t, strings.HasPrefix(ours, "HTTP/1.1 400 Bad Request\r\n"), ours)
+			require.Contains(t, ours, "\r\nConnection: close\r\n")
+			require.Equal(t, 1, strings.Count(ours, "HTTP/1.1"))
+		})
+	}
+}
+
+// clientHello returns the first bytes a TLS client sends, its ClientHello:
+// what a client that takes the server for an HTTPS one sends first. It
+// has a LF: the supported_groups extension's type is 0x000a.
+func clientHello(t *testing.T) string {
+	client, server := net.Pipe()
+	defer server.Close()
+	go func() {
+		_ = tls.Client(client, &tls.Config{ServerName: "x"}).Handshake()
+		client.Close()
+	}()
+	buf := make([]byte, 4096)
+	require.NoError(t, server.SetReadDeadline(time.Now().Add(5*time.Second)))
+	n, err := server.Read(buf)
+	require.NoError(t, err)
+	require.Equal(t, byte(0x16), buf[0], "a TLS handshake record")
+	require.Contains(t, string(buf[:n]), "\n")
+	return string(buf[:n])
 }

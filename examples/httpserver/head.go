@@ -82,8 +82,9 @@ type request struct {
 // headParser parses request heads with net/http.ReadRequest; one per
 // event loop, which reuses it for every head.
 type headParser struct {
-	src bytes.Reader
-	br  *bufio.Reader
+	src     bytes.Reader
+	br      *bufio.Reader
+	lineBuf []byte // a request line and the empty line checkLine adds
 }
 
 func newHeadParser() *headParser {
@@ -98,9 +99,7 @@ func newHeadParser() *headParser {
 // leaves open: Transfer-Encoding in an HTTP/1.0 request (6.1) and
 // Content-Length beside Transfer-Encoding (6.3).
 func (p *headParser) parse(head []byte) (request, int) {
-	p.src.Reset(head)
-	p.br.Reset(&p.src)
-	req, err := http.ReadRequest(p.br)
+	req, err := p.read(head)
 	if err != nil {
 		// ReadRequest's error for a Transfer-Encoding other than one
 		// "chunked" is unexported; its text is all there is to go on
@@ -162,6 +161,29 @@ func (p *headParser) parse(head []byte) (request, int) {
 		return request{}, http.StatusRequestEntityTooLarge
 	}
 	return r, 0
+}
+
+// checkLine returns 400 if net/http's server refuses line, a request line
+// ended by its LF while the rest of its head has not arrived, or 0.
+// net/http reads the request line first and refuses a malformed one at
+// once, with 400 and a close, before any header field arrives: an HTTP/0.9
+// "GET /", binary bytes, any line ReadRequest cannot parse. So does this
+// server (TestBadLineAtOnce), with ReadRequest's own check: the line is
+// read as a head of its own, an empty line added. A well-formed line of
+// another version waits, as in net/http, for the whole head and its 505.
+func (p *headParser) checkLine(line []byte) int {
+	p.lineBuf = append(append(p.lineBuf[:0], line...), "\r\n"...)
+	if _, err := p.read(p.lineBuf); err != nil {
+		return http.StatusBadRequest
+	}
+	return 0
+}
+
+// read parses head with http.ReadRequest.
+func (p *headParser) read(head []byte) (*http.Request, error) {
+	p.src.Reset(head)
+	p.br.Reset(&p.src)
+	return http.ReadRequest(p.br)
 }
 
 // field returns the value of the first field of head named name, given in

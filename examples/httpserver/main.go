@@ -68,10 +68,11 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	fs.IntVar(&cfg.maxOutput, "max-output", defaults.maxOutput, "close a connection with more output than this pending, in bytes")
 	fs.IntVar(&cfg.maxInput, "max-input", defaults.maxInput, "close a connection with more input than this unread, in bytes")
 	fs.IntVar(&cfg.maxConns, "max-conns", defaults.maxConns, "refuse connections beyond this many open, with 503; keep it under ulimit -n (0: derived from it)")
+	fs.Int64Var(&cfg.budget, "budget", defaults.budget, "bytes buffered for all clients together, unread input and pending output: past half of it answers close their connection and the largest holders are closed (0: derived from the memory the process may use, -1: none)")
 	fs.DurationVar(&cfg.drain, "drain", defaults.drain, "on SIGINT or SIGTERM, how long requests in flight may take")
 	fs.BoolVar(&cfg.timeouts, "timeouts", defaults.timeouts, "false turns every time limit off")
 	every := cli.StatsFlag(fs, 0)
-	nethttp := fs.Bool("nethttp", false, "serve the same routes with Go's net/http, its ReadHeaderTimeout, IdleTimeout and WriteTimeout set from these flags (-max-life and -max-conns do not apply)")
+	nethttp := fs.Bool("nethttp", false, "serve the same routes with Go's net/http, its ReadHeaderTimeout, IdleTimeout and WriteTimeout set from these flags (-max-life, -max-conns and -budget do not apply)")
 	if err := cli.Parse(fs, args); err != nil {
 		return err
 	}
@@ -94,12 +95,14 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		return cli.Usagef("-max-input %d: must be at least %d, the longest head", cfg.maxInput, maxHead)
 	case cfg.maxConns < 0:
 		return cli.Usagef("-max-conns %d: must not be negative (0: derived from ulimit -n)", cfg.maxConns)
+	case cfg.budget < -1:
+		return cli.Usagef("-budget %d: want bytes, 0 for the default or -1 for none", cfg.budget)
 	case cfg.drain < 0:
 		return cli.Usagef("-drain %v: must not be negative", cfg.drain)
 	}
 	if *nethttp {
-		if cfg.maxLife != 0 || cfg.maxConns != 0 || *every != 0 {
-			return cli.Usagef("-nethttp: net/http has no -max-life, -max-conns or -stats")
+		if cfg.maxLife != 0 || cfg.maxConns != 0 || cfg.budget != 0 || *every != 0 {
+			return cli.Usagef("-nethttp: net/http has no -max-life, -max-conns, -budget or -stats")
 		}
 		return runNetHTTP(ctx, *addr, cfg, out)
 	}
@@ -135,7 +138,15 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 // connections, in its status line: every one but Lifetime's is in use by
 // default.
 var reasons = []idleconn.Reason{idleconn.Idle, idleconn.Deadline, idleconn.WriteStall, idleconn.SlowDrain,
-	idleconn.Lifetime, idleconn.OutputFull, idleconn.InputFull, idleconn.Linger, idleconn.Shed, idleconn.Shutdown}
+	idleconn.Lifetime, idleconn.OutputFull, idleconn.InputFull, idleconn.Linger, idleconn.Shed, idleconn.Shutdown,
+	idleconn.OverBudget}
+
+// keepsAlive reports whether an answer may leave its connection open:
+// not once Shutdown has begun, nor while idleconn's memory budget is under
+// pressure, when keep-alive is off so that clients waiting between
+// requests give their memory back, as Envoy's overload manager
+// (disable_http_keepalive) and nginx under load do (TestPressureCloses).
+func (s *server) keepsAlive() bool { return !s.h.ShuttingDown() && !s.h.UnderPressure() }
 
 // runNetHTTP serves with newNetHTTP until ctx is done, then shuts down.
 func runNetHTTP(ctx context.Context, addr string, cfg config, out io.Writer) error {
@@ -171,7 +182,7 @@ func newServer(cfg config) (*server, error) {
 	srv := &server{cfg: cfg, booted: make(chan gnet.Engine, 1)}
 	opts := idleconn.Options{Timeout: cfg.idleTimeout, OnReap: srv.onReap, OnRefuse: onRefuse, OnWritable: srv.resume,
 		Output:   idleconn.OutputLimit{Max: cfg.maxOutput, High: outputHigh, Low: outputLow},
-		MaxInput: cfg.maxInput, MaxConns: cfg.maxConns}
+		MaxInput: cfg.maxInput, MaxConns: cfg.maxConns, Budget: cfg.budget}
 	if cfg.timeouts {
 		opts.WriteStallTimeout, opts.MaxLifetime = cfg.writeStall, cfg.maxLife
 		// Every limit may close up to Resolution late, and its default,

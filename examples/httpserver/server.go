@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bytes"
 	"net/http"
 	"strconv"
 	"sync"
@@ -21,6 +22,7 @@ type config struct {
 	maxOutput     int           // pending output: more closes the connection
 	maxInput      int           // unread input: more closes the connection
 	maxConns      int           // 0: idleconn's default, from ulimit -n
+	budget        int64         // bytes buffered for all clients: 0 idleconn's default, -1 none
 	drain         time.Duration // how long a graceful stop waits for requests in flight
 	timeouts      bool          // false: no time limit but the loop timers, for load.sh
 }
@@ -52,36 +54,10 @@ const (
 
 // server is the application: an HTTP/1.1 keep-alive server on gnet that
 // frames requests as net/http does (head.go, chunked.go) and leaves every
-// timeout to idleconn.
-//
-// A connection is in one of six states, each begun in one place; the
-// limits each state runs are idleconn's:
-//
-//	idle     between requests: the idle timeout, counted from the last
-//	         byte received, or the last of an answer read (startIdle)
-//	head     a request head seen incomplete: the header deadline, counted
-//	         from then and not reset by bytes, and no idle timeout, so a
-//	         slowloris client is closed at it with 408 (wait)
-//	body     head parsed, its body being read and discarded: the body
-//	         deadline, counted from the end of the head, and no idle
-//	         timeout, so a slow-body client is closed at it with 408
-//	         (startBody, wait)
-//	answer   the answer waits for its /delay: no idle timeout, since the
-//	         client has nothing to send (startAnswer)
-//	send     a /big answer written as the client reads it, a piece while
-//	         the connection is writable: no idle timeout; the write stall,
-//	         the drain rate and the output bound (send)
-//	closing  the answer ended the connection (Connection: close, a
-//	         refusal, or Shutdown): idleconn closes it once the answer
-//	         has drained, and the server hears nothing more (finish)
-//
-// A state that waits turns the idle timeout off, which also marks the
-// connection busy for idleconn's Shutdown; startIdle turns it back on. A
-// request that arrives whole with no delay, and whose answer fits, goes
-// from idle back to idle without touching a timer: the idle timeout stays
-// on and counts from its data. The write-stall timeout, the drain rate,
-// the lifetime and the bounds on output and input run in every state.
-// README.md draws the states.
+// timeout to idleconn. A connection's life is a small state machine
+// (state, below): each state is a step that runs it once and returns the
+// next; serve runs the steps of a connection's states in turn until one
+// must wait for an event.
 type server struct {
 	gnet.BuiltinEventEngine
 	cfg    config
@@ -98,30 +74,63 @@ type loopState struct {
 	parser *headParser
 }
 
-// conn is a connection's context.
+// conn is a connection's context. Each field but loop, state and out
+// belongs to the states named beside it.
 type conn struct {
 	loop     *loopState
-	state    uint8
-	scanned  int   // bytes of the head already searched for its end
-	skipped  uint8 // CR and LF bytes ignored before this request line
+	state    state
+	skipped  uint8 // CR and LF bytes ignored before this request line (idle)
+	scanned  int   // bytes of the request line or head already searched (line, head)
 	req      request
-	bodyLeft int64  // bytes of a Content-Length body still to discard
-	chunks   chunks // the decoder of a chunked body
-	delay    idleconn.Timer
-	out      []byte // an answer's head, reused: never larger than a head
-	sending  int    // bytes of a /big answer still to write
-	busy     bool   // a waiting state turned the idle timeout off
-	bodyWait bool   // the body's deadline is set
-	woken    bool   // a Wake is on its way: the next OnTraffic runs in gnet's task queue
+	bodyLeft int64          // bytes of a Content-Length body still to discard (body)
+	chunks   chunks         // the decoder of a chunked body (body)
+	delay    idleconn.Timer // answers after a /delay (delay)
+	sending  int            // bytes of a /big answer still to write (send)
+	out      []byte         // an answer's head, reused: never larger than a head
 }
 
+// state is where a connection is in the life of a request. Each state
+// waits for one kind of event and runs its own idleconn limits; the write
+// stall, the drain rate, the lifetime and the bounds on output and input
+// run in all. The idle timeout is on in idle only: a state that waits
+// within a request turns it off (wait), which also marks the connection
+// busy for idleconn's Shutdown, and finish turns it back on.
+//
+//	idle     between requests: the idle timeout, counted from the last
+//	         byte received or the last of an answer read. A request that
+//	         arrives whole, with no delay and an answer the socket takes,
+//	         goes from idle back to idle without touching a timer.
+//	line     a request line incomplete: the header deadline, counted from
+//	         the look that found the head incomplete and not reset by
+//	         bytes, so a slowloris client is closed at it with 408. A line
+//	         net/http refuses is refused once it has ended, with 400.
+//	head     the line read, its header fields incomplete: the same deadline
+//	body     the head parsed, its body incomplete: the body deadline,
+//	         counted from the end of the head, so a slow-body client is
+//	         closed at it with 408
+//	delay    the answer waits for its /delay: a connection timer
+//	send     a /big answer written a piece at a time while the connection
+//	         is writable: the write stall, the drain rate and the output
+//	         bound
+//	closing  the answer ended the connection (Connection: close, a
+//	         refusal, or Shutdown): idleconn closes it once the answer has
+//	         drained, and the server hears nothing more
+//	yielded  its share of an event spent (answersPerEvent, bytesPerEvent)
+//	         with requests or an answer left: it waits for the Wake yield
+//	         asked for, then goes on in send or idle
+//
+// README.md draws them.
+type state uint8
+
 const (
-	stateIdle uint8 = iota
+	stateIdle state = iota
+	stateLine
 	stateHead
 	stateBody
-	stateAnswer
+	stateDelay
 	stateSend
 	stateClosing
+	stateYielded
 )
 
 // Output water marks and pieces. The server stops answering a connection
@@ -164,112 +173,89 @@ func (l *loopState) refresh() {
 	l.date = time.Now().UTC().AppendFormat(l.date[:0], http.TimeFormat)
 }
 
+// A connection is served on three events: bytes received, or the Wake
+// that yield asked for (OnTraffic); the client having read enough of its
+// answers (resume); and the end of a /delay (startDelay's timer).
+
+// OnTraffic serves c's requests: on bytes received, or on the Wake yield
+// asked for, which runs in gnet's task queue.
 func (s *server) OnTraffic(c gnet.Conn) gnet.Action {
 	cs, ok := c.Context().(*conn)
 	if !ok {
 		return gnet.Close
 	}
-	queued := cs.woken
-	cs.woken = false
-	return s.serve(c, cs, queued)
-}
-
-// serve answers the requests in c's inbound buffer, in order, until it
-// needs more bytes, an answer waits for its delay, c is not writable
-// (idleconn's OnWritable calls resume), or c has had its share of this
-// event (answersPerEvent, bytesPerEvent); then, with requests or an answer
-// left, it yields. queued says whether it runs in gnet's task queue (a
-// Wake's OnTraffic, a timer or OnWritable), not for a read.
-func (s *server) serve(c gnet.Conn, cs *conn, queued bool) gnet.Action {
-	answers, sent := 0, 0
-	for {
-		switch cs.state {
-		case stateAnswer, stateClosing:
-			return gnet.None
-		}
-		if !s.h.Writable(c) {
-			return gnet.None // the client reads too slowly: wait
-		}
-		if answers >= answersPerEvent || sent >= bytesPerEvent {
-			if cs.state == stateSend || c.InboundBuffered() > 0 {
-				s.yield(c, cs, queued)
-			}
-			return gnet.None
-		}
-		switch cs.state {
-		case stateSend:
-			sent += s.send(c, cs, bytesPerEvent-sent)
-			if cs.sending == 0 {
-				answers++
-				if s.finish(c, cs) {
-					return gnet.None
-				}
-			}
-			continue
-		case stateIdle, stateHead:
-			if action, ok := s.readHead(c, cs); !ok {
-				return action
-			}
-		}
-		if cs.state == stateBody {
-			done, status := s.readBody(c, cs)
-			if status != 0 {
-				return s.refuse(c, cs, status)
-			}
-			if !done {
-				if !cs.bodyWait { // the body's deadline counts from the end of its head
-					cs.bodyWait = true
-					s.wait(c, cs, time.Now().Add(s.cfg.bodyTimeout))
-				}
-				return gnet.None
-			}
-		}
-		if cs.req.delay > 0 {
-			return s.startAnswer(c, cs)
-		}
-		sent += s.answer(c, cs)
-		if cs.state != stateSend {
-			answers++
-		}
-		if cs.state == stateClosing {
-			return gnet.None
-		}
-	}
+	s.serve(c, cs, cs.state == stateYielded)
+	return gnet.None
 }
 
 // resume goes on serving c, which has drained enough to take more output:
-// idleconn's OnWritable.
+// idleconn's OnWritable. A connection that has yielded waits for its Wake.
 func (s *server) resume(c gnet.Conn) {
-	if cs, ok := c.Context().(*conn); ok && !cs.woken {
-		if s.serve(c, cs, true) == gnet.Close {
-			_ = c.Close()
+	if cs, ok := c.Context().(*conn); ok && cs.state != stateYielded {
+		s.serve(c, cs, true)
+	}
+}
+
+// share is what one event has given a connection: at most answersPerEvent
+// answers or bytesPerEvent bytes of them, then the others on its loop have
+// their events (TestFairShare).
+type share struct{ answers, bytes int }
+
+func (sh *share) spent() bool { return sh.answers >= answersPerEvent || sh.bytes >= bytesPerEvent }
+
+// serve runs c's states in turn, each step returning the next, until one
+// waits for an event: more bytes, the client reading (c is not writable:
+// resume goes on), the delay's timer, the close, or, once c has had its
+// share of this event with requests or an answer left, the Wake yield
+// asks for. queued says whether it runs in gnet's task queue (a Wake's
+// OnTraffic, a timer or OnWritable), not for a read.
+func (s *server) serve(c gnet.Conn, cs *conn, queued bool) {
+	if cs.state == stateYielded { // its Wake, or bytes before it
+		cs.state = stateIdle
+		if cs.sending > 0 {
+			cs.state = stateSend
 		}
 	}
-}
-
-// yield lets the other connections of c's loop have their events before c
-// goes on: gnet's Wake queues an OnTraffic behind the loop's current
-// events. A Wake made in gnet's task queue would run in the same pass over
-// the queue, before any event, so there it is made from a new goroutine,
-// which runs once the loop has moved on (README.md, "gnet's events"). A
-// yield costs gnet's Wake an allocation, and that path a goroutine: at
-// most once per answersPerEvent answers or bytesPerEvent bytes.
-func (s *server) yield(c gnet.Conn, cs *conn, queued bool) {
-	cs.woken = true
-	if queued {
-		go func() { _ = c.Wake(nil) }()
-	} else {
-		_ = c.Wake(nil)
+	var sh share
+	for ready := cs.state != stateDelay && cs.state != stateClosing; ready; {
+		if !s.h.Writable(c) {
+			return // the client reads too slowly: wait for resume
+		}
+		if sh.spent() {
+			if cs.state == stateSend || c.InboundBuffered() > 0 {
+				s.yield(c, cs, queued)
+			}
+			return
+		}
+		cs.state, ready = s.step(c, cs, &sh)
 	}
 }
 
-// readHead looks for a whole request head at the start of c's inbound
-// buffer and, once there is one, parses it and begins its request. It
-// reports false, with the action to return, when there is none yet or it
-// was refused.
-func (s *server) readHead(c gnet.Conn, cs *conn) (gnet.Action, bool) {
+// step runs cs's state once and returns the next state, and whether it may
+// run at once: false when it waits for an event.
+func (s *server) step(c gnet.Conn, cs *conn, sh *share) (state, bool) {
+	switch cs.state {
+	case stateIdle:
+		return s.stepIdle(c, cs, sh)
+	case stateLine:
+		return s.stepLine(c, cs)
+	case stateHead:
+		return s.stepHead(c, cs, sh)
+	case stateBody:
+		return s.stepBody(c, cs, sh)
+	case stateSend:
+		return s.stepSend(c, cs, sh)
+	}
+	return cs.state, false // delay, closing and yielded wait for their event
+}
+
+// stepIdle looks for a request at the start of c's input, after what is
+// left of the empty lines a server ignores before one (RFC 9112 section
+// 2.2). A whole head is read at once; the start of one begins its
+// deadline.
+func (s *server) stepIdle(c gnet.Conn, cs *conn, sh *share) (state, bool) {
 	buf, _ := c.Peek(-1)
-	if cs.state == stateIdle && cs.skipped < maxLeadingEmpty {
+	if cs.skipped < maxLeadingEmpty {
 		if n := leadingEmpty(buf, maxLeadingEmpty-int(cs.skipped)); n > 0 {
 			_, _ = c.Discard(n)
 			cs.skipped += uint8(n)
@@ -277,37 +263,97 @@ func (s *server) readHead(c gnet.Conn, cs *conn) (gnet.Action, bool) {
 		}
 	}
 	if len(buf) == 0 {
-		return gnet.None, false
+		return stateIdle, false
 	}
+	if end, _ := headEnd(buf, 0); end > 0 {
+		return s.readHead(c, cs, buf, end, sh)
+	}
+	// The head's deadline counts from this look, at most one read after
+	// its first byte, and is not reset by bytes.
+	s.wait(c, cs, time.Now().Add(s.cfg.headerTimeout))
+	return stateLine, true
+}
+
+// stepLine waits for the request line to end and refuses it there, with
+// 400, if net/http would, as net/http does: before any header field
+// arrives (TestBadLineAtOnce).
+func (s *server) stepLine(c gnet.Conn, cs *conn) (state, bool) {
+	buf, _ := c.Peek(-1)
+	i := bytes.IndexByte(buf[cs.scanned:], '\n')
+	switch {
+	case i < 0 && len(buf) > maxHead:
+		return s.refuse(c, cs, http.StatusRequestHeaderFieldsTooLarge)
+	case i < 0:
+		cs.scanned = len(buf)
+		return stateLine, false
+	}
+	if status := cs.loop.parser.checkLine(buf[:cs.scanned+i+1]); status != 0 {
+		return s.refuse(c, cs, status)
+	}
+	cs.scanned = 0
+	return stateHead, true
+}
+
+// stepHead waits for the head to end, within maxHead.
+func (s *server) stepHead(c gnet.Conn, cs *conn, sh *share) (state, bool) {
+	buf, _ := c.Peek(-1)
 	end, next := headEnd(buf, cs.scanned)
-	if end == 0 {
+	switch {
+	case end == 0 && len(buf) > maxHead:
+		return s.refuse(c, cs, http.StatusRequestHeaderFieldsTooLarge)
+	case end == 0:
 		cs.scanned = next
-		if len(buf) > maxHead {
-			return s.refuse(c, cs, http.StatusRequestHeaderFieldsTooLarge), false
-		}
-		if cs.state == stateIdle {
-			cs.state = stateHead
-			s.wait(c, cs, time.Now().Add(s.cfg.headerTimeout))
-		}
-		return gnet.None, false
+		return stateHead, false
 	}
+	return s.readHead(c, cs, buf, end, sh)
+}
+
+// readHead parses the head that ends at end of buf, c's input, and begins
+// its request: a client that asked for it is told to send its body, and
+// what has come of the body is read.
+func (s *server) readHead(c gnet.Conn, cs *conn, buf []byte, end int, sh *share) (state, bool) {
 	if end > maxHead {
-		return s.refuse(c, cs, http.StatusRequestHeaderFieldsTooLarge), false
+		return s.refuse(c, cs, http.StatusRequestHeaderFieldsTooLarge)
 	}
 	req, status := cs.loop.parser.parse(buf[:end])
 	_, _ = c.Discard(end)
 	cs.scanned, cs.skipped = 0, 0
 	if status != 0 {
-		return s.refuse(c, cs, status), false
+		return s.refuse(c, cs, status)
 	}
-	s.startBody(c, cs, req)
-	return gnet.None, true
+	cs.req, cs.bodyLeft, cs.chunks = req, req.bodyLen, chunks{}
+	if req.sendContinue {
+		_, _ = c.Write(continue100)
+	}
+	return s.stepBody(c, cs, sh)
 }
 
-// readBody discards what has arrived of the request's body and reports
+var continue100 = []byte("HTTP/1.1 100 Continue\r\n\r\n")
+
+// stepBody discards what has arrived of the request's body; once all of
+// it has, the request is answered, now or after its delay. Run from the
+// state that read the head, it begins the body's deadline if the body is
+// not all there: the deadline counts from the end of the head.
+func (s *server) stepBody(c gnet.Conn, cs *conn, sh *share) (state, bool) {
+	done, status := s.discardBody(c, cs)
+	switch {
+	case status != 0:
+		return s.refuse(c, cs, status)
+	case !done:
+		if cs.state != stateBody {
+			s.wait(c, cs, time.Now().Add(s.cfg.bodyTimeout))
+		}
+		return stateBody, false
+	case cs.req.delay > 0:
+		return s.startDelay(c, cs)
+	}
+	return s.answer(c, cs, sh)
+}
+
+// discardBody discards what has arrived of the request's body and reports
 // whether all of it has, or the status that refuses a malformed or too
 // long chunked body.
-func (s *server) readBody(c gnet.Conn, cs *conn) (done bool, status int) {
+func (s *server) discardBody(c gnet.Conn, cs *conn) (done bool, status int) {
 	// gnet's Discard empties the whole buffer when asked for 0 bytes.
 	if cs.req.bodyLen >= 0 {
 		if n := int(min(cs.bodyLeft, int64(c.InboundBuffered()))); n > 0 {
@@ -330,125 +376,131 @@ func (s *server) readBody(c gnet.Conn, cs *conn) (done bool, status int) {
 	return done, 0
 }
 
-// startIdle begins the idle state after an answer: the idle timeout, now
-// counted from the answer, if a waiting state had turned it off, and no
-// deadline. Otherwise it is on already.
-func (s *server) startIdle(c gnet.Conn, cs *conn) {
-	if cs.busy && s.cfg.timeouts {
-		s.h.SetDeadline(c, time.Time{})
-		s.h.SetIdleTimeout(c, s.cfg.idleTimeout)
-	}
-	cs.state, cs.busy = stateIdle, false
-}
-
-// wait begins waiting within a request (for the rest of its head or body,
-// its delay, or the client to read its answer): no idle timeout, which
-// marks c busy, and deadline, or none for the zero time. A head's deadline
-// counts from the look that found it incomplete, at most one read after
-// its first byte, and is not reset by bytes.
-func (s *server) wait(c gnet.Conn, cs *conn, deadline time.Time) {
-	if s.cfg.timeouts {
-		if !cs.busy {
-			s.h.SetIdleTimeout(c, 0)
-		}
-		s.h.SetDeadline(c, deadline)
-	}
-	cs.busy = true
-}
-
-// startBody begins the body state once req's head is parsed; the body's
-// deadline is set if the body is not all there (serve). A client that
-// asked for it is told to send its body.
-func (s *server) startBody(c gnet.Conn, cs *conn, req request) {
-	cs.state, cs.req, cs.bodyWait = stateBody, req, false
-	cs.bodyLeft, cs.chunks = req.bodyLen, chunks{}
-	if req.sendContinue {
-		_, _ = c.Write(continue100)
-	}
-}
-
-var continue100 = []byte("HTTP/1.1 100 Continue\r\n\r\n")
-
-// startAnswer begins the answer state for a request whose answer waits:
-// no idle timeout until it is answered, and a timer on c's loop that
-// answers it and goes on with the requests after it.
-func (s *server) startAnswer(c gnet.Conn, cs *conn) gnet.Action {
-	cs.state = stateAnswer
+// startDelay begins the delay state for a request whose answer waits: a
+// timer on c's loop answers it and goes on with the requests after it. A
+// connection idleconn does not track has no timer: it is closed.
+func (s *server) startDelay(c gnet.Conn, cs *conn) (state, bool) {
 	s.wait(c, cs, time.Time{})
 	if !s.h.ConnTimer(c, &cs.delay, cs.req.delay, 0, func(c gnet.Conn) {
-		s.answer(c, cs)
-		if s.serve(c, cs, true) == gnet.Close {
-			_ = c.Close()
-		}
+		cs.state, _ = s.answer(c, cs, &share{})
+		s.serve(c, cs, true)
 	}) {
-		return gnet.Close // no longer tracked: closing
+		_ = c.Close()
+		return stateClosing, false
 	}
-	return gnet.None
+	return stateDelay, false
 }
 
-// answer writes the answer to the request read, or its head and the
-// send state for a /big one, and returns the bytes written. An answer
-// during Shutdown ends its connection, as Connection: close does. No
-// allocation (TestAnswerZeroAllocs): the head is made in cs.out, which
-// never grows past a head, and a big body is written from bigBlock.
-func (s *server) answer(c gnet.Conn, cs *conn) int {
+// answer writes the answer to the request read, or its head and the send
+// state for a /big one, and counts it in sh. No allocation
+// (TestAnswerZeroAllocs): the head is made in cs.out, which never grows
+// past a head, and a big body is written from bigBlock.
+func (s *server) answer(c gnet.Conn, cs *conn, sh *share) (state, bool) {
 	r := &cs.req
-	r.close = r.close || s.h.ShuttingDown()
+	r.close = s.closes(r)
 	cs.out = appendHead(cs.out[:0], cs.loop.date, r.status, r.length(), r.close, r.keepAlive10)
 	if !r.head {
 		cs.out = append(cs.out, r.body...)
 	}
 	_, _ = c.Write(cs.out)
+	sh.bytes += len(cs.out)
 	if !r.head && r.bigKB > 0 {
-		cs.state, cs.sending = stateSend, r.bigKB<<10
+		cs.sending = r.bigKB << 10
 		s.wait(c, cs, time.Time{})
-		return len(cs.out)
+		return stateSend, true
 	}
-	s.finish(c, cs)
-	return len(cs.out)
+	sh.answers++
+	return s.finish(c, cs)
 }
 
-// send writes what c takes of the /big answer left, a piece at a time
-// while c is writable and at most budget bytes, and returns the bytes
-// written: what the socket does not take, gnet copies into its outbound
-// buffer, so the server holds at most outputHigh and a piece of it,
-// however large the answer.
-func (s *server) send(c gnet.Conn, cs *conn, budget int) int {
-	sent := 0
-	for cs.sending > 0 && sent < budget && s.h.Writable(c) {
+// closes reports whether the answer to r ends its connection: the client
+// asked for it (Connection: close, or HTTP/1.0 without keep-alive), its
+// framing was faulty, or the server keeps no connection alive now
+// (keepsAlive: during Shutdown, as net/http's Shutdown answers requests in
+// flight, or under memory pressure).
+func (s *server) closes(r *request) bool {
+	return r.close || !s.keepsAlive()
+}
+
+// stepSend writes what c takes of the /big answer left, a piece at a time
+// while c is writable and its share lasts: what the socket does not take,
+// gnet copies into its outbound buffer, so the server holds at most
+// outputHigh and a piece of it, however large the answer.
+func (s *server) stepSend(c gnet.Conn, cs *conn, sh *share) (state, bool) {
+	for cs.sending > 0 && sh.bytes < bytesPerEvent && s.h.Writable(c) {
 		n, _ := c.Write(bigBlock[:min(cs.sending, piece)])
 		cs.sending -= n
-		sent += n
+		sh.bytes += n
 	}
-	return sent
+	if cs.sending > 0 {
+		return stateSend, true // serve waits for resume, or yields
+	}
+	sh.answers++
+	return s.finish(c, cs)
 }
 
 // finish ends the request answered: the connection closes once the answer
-// has drained (idleconn's CloseAfterFlush), if it asked to or the server
-// is shutting down, or waits for the next request. It reports whether the
-// connection is closing.
-func (s *server) finish(c gnet.Conn, cs *conn) bool {
+// has drained, if it is to, or waits in idle for the next request, its
+// idle timeout on again, counted from now, if a waiting state turned it
+// off.
+func (s *server) finish(c gnet.Conn, cs *conn) (state, bool) {
 	closing := cs.req.close
 	cs.req = request{}
 	if closing {
-		cs.state = stateClosing
-		if !s.h.CloseAfterFlush(c) {
-			_ = c.Close() // not tracked: gnet's own close
-		}
-		return true
+		return s.close(c)
 	}
-	s.startIdle(c, cs)
-	return false
+	if cs.state != stateIdle && s.cfg.timeouts {
+		s.h.SetDeadline(c, time.Time{})
+		s.h.SetIdleTimeout(c, s.cfg.idleTimeout)
+	}
+	return stateIdle, true
 }
 
 // refuse answers a request that cannot be read with status and closes the
 // connection once the answer has drained.
-func (s *server) refuse(c gnet.Conn, cs *conn, status int) gnet.Action {
+func (s *server) refuse(c gnet.Conn, cs *conn, status int) (state, bool) {
 	cs.out = appendHead(cs.out[:0], cs.loop.date, status, 0, true, false)
 	_, _ = c.Write(cs.out)
-	cs.req = request{close: true}
-	s.finish(c, cs)
-	return gnet.None
+	cs.req = request{}
+	return s.close(c)
+}
+
+// close closes c once its output has drained (idleconn's CloseAfterFlush):
+// the closing state.
+func (s *server) close(c gnet.Conn) (state, bool) {
+	if !s.h.CloseAfterFlush(c) {
+		_ = c.Close() // not tracked: gnet's own close
+	}
+	return stateClosing, false
+}
+
+// wait begins a state that waits within a request (line, body, delay,
+// send): the idle timeout off if it was on, in idle, which marks c busy,
+// and deadline, or none for the zero time.
+func (s *server) wait(c gnet.Conn, cs *conn, deadline time.Time) {
+	if !s.cfg.timeouts {
+		return
+	}
+	if cs.state == stateIdle {
+		s.h.SetIdleTimeout(c, 0)
+	}
+	s.h.SetDeadline(c, deadline)
+}
+
+// yield lets the other connections of c's loop have their events before c
+// goes on: gnet's Wake queues an OnTraffic behind the loop's current
+// events. A Wake made in gnet's task queue would run in the same pass over
+// the queue, before any event, so there it is made from a new goroutine,
+// which runs once the loop has moved on (README.md, "gnet's events"). A
+// yield costs gnet's Wake an allocation, and that path a goroutine: at
+// most once per answersPerEvent answers or bytesPerEvent bytes.
+func (s *server) yield(c gnet.Conn, cs *conn, queued bool) {
+	cs.state = stateYielded
+	if queued {
+		go func() { _ = c.Wake(nil) }()
+	} else {
+		_ = c.Wake(nil)
+	}
 }
 
 // onReap answers 408 to a connection closed at its header deadline.

@@ -445,7 +445,7 @@ func TestSignal(t *testing.T) {
 	if cmdtest.RunChild("httpserver", main) {
 		return
 	}
-	const status = "open 0  reaped 0 (idle 0, deadline 0, write stall 0, slow drain 0, lifetime 0, output full 0, input full 0, linger 0, shed 0, shutdown 0)  refused 0"
+	const status = "open 0  reaped 0 (idle 0, deadline 0, write stall 0, slow drain 0, lifetime 0, output full 0, input full 0, linger 0, shed 0, shutdown 0, over budget 0)  refused 0"
 	for _, args := range [][]string{{"-stats", "10ms"}, {"-nethttp"}} {
 		cmd := cmdtest.Command(t, "TestSignal", append([]string{"-addr", "127.0.0.1:0", "-loops", "1"}, args...)...)
 		stdout, err := cmd.StdoutPipe()

@@ -12,8 +12,10 @@
 // closed once its unread input passes -max-input (256 KiB), and one that
 // reads too slowly once its output stalls for -write-stall (10s) or
 // passes -max-output (1 MiB). A connection thus holds at most about
-// -max-input plus -max-output of the server's memory, and -max-conns
-// (by default derived from ulimit -n) bounds how many there are.
+// -max-input plus -max-output of the server's memory, -max-conns (by
+// default derived from ulimit -n) bounds how many there are, and -budget
+// (by default derived from the memory the process may use) what they
+// hold together.
 //
 // It prints "listening on ADDR" once it accepts connections, then a status
 // line with the open, reaped and refused counts every -stats (5s; 0 for
@@ -59,12 +61,13 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	maxOutput := fs.Int("max-output", 1<<20, "close connections with more output than this pending, in bytes")
 	maxInput := fs.Int("max-input", 256<<10, "close connections with more input than this unread, in bytes")
 	maxConns := fs.Int("max-conns", 0, "refuse connections beyond this many open; keep it under ulimit -n (0: derived from it)")
+	budget := fs.Int64("budget", 0, "bytes buffered for all clients together, unread input and pending output: past half of it the largest holders are closed (0: derived from the memory the process may use, -1: none)")
 	drain := fs.Duration("drain", 10*time.Second, "on SIGINT or SIGTERM, how long connections may take to finish")
 	every := cli.StatsFlag(fs, 5*time.Second)
 	if err := cli.Parse(fs, args); err != nil {
 		return err
 	}
-	opts := idleconn.Options{Timeout: *timeout, MaxLifetime: *maxLife, WriteStallTimeout: *stall, MaxConns: *maxConns,
+	opts := idleconn.Options{Timeout: *timeout, MaxLifetime: *maxLife, WriteStallTimeout: *stall, MaxConns: *maxConns, Budget: *budget,
 		Output: idleconn.OutputLimit{Max: *maxOutput, High: min(64<<10, *maxOutput), Low: min(32<<10, *maxOutput)}, MaxInput: *maxInput}
 	switch *wheel {
 	case "hashed":
@@ -88,6 +91,8 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		return cli.Usagef("-max-output %d: must be positive", *maxOutput)
 	case *maxInput < 1:
 		return cli.Usagef("-max-input %d: must be positive", *maxInput)
+	case *budget < -1:
+		return cli.Usagef("-budget %d: want bytes, 0 for the default or -1 for none", *budget)
 	case *drain < 0:
 		return cli.Usagef("-drain %v: must not be negative", *drain)
 	}
@@ -130,7 +135,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 // reasons are the Reasons that apply to an echo server, in its status
 // line.
 var reasons = []idleconn.Reason{idleconn.Idle, idleconn.Lifetime, idleconn.WriteStall,
-	idleconn.OutputFull, idleconn.InputFull, idleconn.Shed, idleconn.Shutdown}
+	idleconn.OutputFull, idleconn.InputFull, idleconn.Shed, idleconn.Shutdown, idleconn.OverBudget}
 
 // echo is the application's handler: it echoes what it may and leaves the
 // bounds to idleconn.

@@ -44,7 +44,7 @@ func TestRun(t *testing.T) {
 	require.NoError(t, c.SetReadDeadline(time.Now().Add(5*time.Second)))
 	_, err = c.Read(buf)
 	require.ErrorIs(t, err, io.EOF)
-	cmdtest.WaitLine(t, out, "open 0  reaped 1 (idle 1, lifetime 0, write stall 0, output full 0, input full 0, shed 0, shutdown 0)  refused 0")
+	cmdtest.WaitLine(t, out, "open 0  reaped 1 (idle 1, lifetime 0, write stall 0, output full 0, input full 0, shed 0, shutdown 0, over budget 0)  refused 0")
 
 	cancel()
 	require.NoError(t, <-done)
@@ -72,7 +72,7 @@ func TestStatsOnlyAtStop(t *testing.T) {
 	}
 	require.NoError(t, <-done)
 	require.Regexp(t, `^listening on 127\.0\.0\.1:\d+\n`+
-		`open 0  reaped 0 \(idle 0, lifetime 0, write stall 0, output full 0, input full 0, shed 0, shutdown 0\)  refused 0\n`+
+		`open 0  reaped 0 \(idle 0, lifetime 0, write stall 0, output full 0, input full 0, shed 0, shutdown 0, over budget 0\)  refused 0\n`+
 		`stopped\n$`, out.String())
 }
 
@@ -98,6 +98,7 @@ func TestFlags(t *testing.T) {
 		{[]string{"-max-output", "0"}, "-max-output 0: must be positive"},
 		{[]string{"-max-input", "-1"}, "-max-input -1: must be positive"},
 		{[]string{"-drain", "-1s"}, "-drain -1s: must not be negative"},
+		{[]string{"-budget", "-2"}, "-budget -2: want bytes, 0 for the default or -1 for none"},
 		{[]string{"-addr", "127.0.0.1"}, `invalid value "127.0.0.1" for flag -addr: want host:port, as in 127.0.0.1:9000 (missing port in address)`},
 		{[]string{"-addr", "127.0.0.1:99999"}, `invalid value "127.0.0.1:99999" for flag -addr: port "99999": want a number from 0 to 65535 (0: any free port)`},
 		{[]string{"-addr", busy.Addr().String()}, "listen on " + busy.Addr().String() + ": bind: address already in use"},
@@ -147,7 +148,7 @@ func TestSignal(t *testing.T) {
 			out := cmdtest.Lines(stdout)
 			cmdtest.WaitLine(t, out, "listening on 127.0.0.1:")
 			require.NoError(t, cmd.Process.Signal(tc.sig))
-			cmdtest.WaitLine(t, out, "open 0  reaped 0 (idle 0, lifetime 0, write stall 0, output full 0, input full 0, shed 0, shutdown 0)  refused 0")
+			cmdtest.WaitLine(t, out, "open 0  reaped 0 (idle 0, lifetime 0, write stall 0, output full 0, input full 0, shed 0, shutdown 0, over budget 0)  refused 0")
 			cmdtest.WaitLine(t, out, "stopped")
 			require.NoError(t, cmd.Wait())
 		})
@@ -157,12 +158,11 @@ func TestSignal(t *testing.T) {
 // TestDescriptorLimit runs the command in child processes with a low
 // descriptor limit and dials more connections than it may hold. gnet's main
 // reactor accepts every connection waiting before an event loop's OnOpen
-// can refuse one, so a limit must leave room for a burst of accepts besides
-// the connections held and the few descriptors the process holds otherwise
-// (under 10). With -max-conns 1000 and a descriptor limit of 64 there is no
-// room: gnet's accept fails, which stops the engine, and the command must
-// exit 1 saying so. With -max-conns 20 and a limit of 128, and with the
-// derived default (-max-conns 0: 160 for a limit of 256, idleconn's
+// can refuse one, and an accept that fails for want of descriptors stops
+// its whole engine, so a -max-conns at or above the descriptor limit is
+// refused at start-up, exit 1, saying why (1000 under a limit of 64, and
+// 999999 under 20,000). With -max-conns 20 and a limit of 128, and with
+// the derived default (-max-conns 0: 160 for a limit of 256, idleconn's
 // DefaultMaxConns) and 200 dials, it refuses the excess and keeps serving.
 func TestDescriptorLimit(t *testing.T) {
 	if cmdtest.RunChild("idleserver", func() {
@@ -183,7 +183,8 @@ func TestDescriptorLimit(t *testing.T) {
 		dials            int
 		held             string // the status line once the excess is refused; "" if the engine stops
 	}{
-		{"1000", "64", 100, ""},
+		{"1000", "64", 0, ""},
+		{"999999", "20000", 0, ""},
 		{"20", "128", 100, "open 20 "},
 		{"0", "256", 200, "open 160 "},
 	} {
@@ -197,6 +198,15 @@ func TestDescriptorLimit(t *testing.T) {
 			cmd.Stderr = &stderr
 			require.NoError(t, cmd.Start())
 			out := cmdtest.Lines(stdout)
+			if tc.held == "" {
+				err := cmd.Wait()
+				var exit *exec.ExitError
+				require.ErrorAs(t, err, &exit, "stderr: %s", &stderr)
+				require.Equal(t, 1, exit.ExitCode())
+				require.Contains(t, stderr.String(), "idleserver: idleconn: MaxConns "+maxConns+
+					" must lie below the open-files limit (ulimit -n), "+tc.nofile+",")
+				return
+			}
 			addr := strings.TrimPrefix(cmdtest.WaitLine(t, out, "listening on "), "listening on ")
 			var conns []net.Conn
 			defer func() {
@@ -210,15 +220,6 @@ func TestDescriptorLimit(t *testing.T) {
 					break // the engine stopped: nothing listens
 				}
 				conns = append(conns, c)
-			}
-			if tc.held == "" {
-				err := cmd.Wait()
-				var exit *exec.ExitError
-				require.ErrorAs(t, err, &exit, "stderr: %s", &stderr)
-				require.Equal(t, 1, exit.ExitCode())
-				require.Contains(t, stderr.String(), "idleserver: the engine stopped on its own after gnet logged:")
-				require.Contains(t, stderr.String(), "too many open files")
-				return
 			}
 			line := cmdtest.WaitLine(t, out, "refused ")
 			for !strings.HasPrefix(line, tc.held) {

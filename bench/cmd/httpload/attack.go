@@ -89,26 +89,13 @@ func attackOnce(bins binaries, s attackServer, mode attackMode, length time.Dura
 
 	stop := make(chan struct{})
 	var (
-		wg        sync.WaitGroup
-		latencies []time.Duration
-		failures  int
+		wg    sync.WaitGroup
+		plain plainClient
 	)
 	wg.Add(1)
-	go func() { // the plain client
+	go func() {
 		defer wg.Done()
-		for {
-			select {
-			case <-stop:
-				return
-			case <-time.After(10 * time.Millisecond):
-			}
-			began := time.Now()
-			if err := s.fetch(srv.addr); err != nil {
-				failures++
-				continue
-			}
-			latencies = append(latencies, time.Since(began))
-		}
+		plain.run(s.fetch, srv.addr, stop)
 	}()
 	peak := idle
 	sampling := make(chan struct{})
@@ -145,21 +132,12 @@ func attackOnce(bins binaries, s attackServer, mode attackMode, length time.Dura
 	if err != nil {
 		return nil, err
 	}
-	if err := srv.stop(); err != nil {
+	status, err := srv.stopStatus()
+	if err != nil {
 		return nil, err
 	}
-	status := srv.status
-	if status == "" {
-		status = "—"
-	}
-	slices.Sort(latencies)
-	total := len(latencies) + failures
-	success := 0.0
-	if total > 0 {
-		success = 100 * float64(len(latencies)) / float64(total)
-	}
 	return []string{s.name, mode.name, mode.path, mib(idle.rss), mib(peak.rss), mib(peak.rss - idle.rss), strconv.Itoa(peak.fds),
-		strconv.Itoa(total), fmt.Sprintf("%.2f", success), ms(percentile(latencies, 99)), end, status}, nil
+		plain.fetches(), plain.success(), plain.p99(), end, status}, nil
 }
 
 // attackEnd reads slowhttptest's per-second statistics (-g): the most of
@@ -180,6 +158,46 @@ func attackEnd(csv string) (string, error) {
 		peak, closed, connected = max(peak, n), f[1], f[3]
 	}
 	return fmt.Sprintf("peak %d open; at the end %s open, %s closed", peak, connected, closed), nil
+}
+
+// plainClient is the client that checks a server under attack stays
+// usable: one request on a new connection every 10 ms.
+type plainClient struct {
+	latencies []time.Duration // of the requests answered
+	failures  int
+}
+
+// run fetches with fetch from addr every 10 ms until stop is closed.
+func (p *plainClient) run(fetch func(addr string) error, addr string, stop <-chan struct{}) {
+	for {
+		select {
+		case <-stop:
+			return
+		case <-time.After(10 * time.Millisecond):
+		}
+		began := time.Now()
+		if err := fetch(addr); err != nil {
+			p.failures++
+			continue
+		}
+		p.latencies = append(p.latencies, time.Since(began))
+	}
+}
+
+// fetches, success and p99 are the client's figures once it has run:
+// requests made, the percentage answered, and their p99 in ms.
+func (p *plainClient) fetches() string { return strconv.Itoa(len(p.latencies) + p.failures) }
+
+func (p *plainClient) success() string {
+	if total := len(p.latencies) + p.failures; total > 0 {
+		return fmt.Sprintf("%.2f", 100*float64(len(p.latencies))/float64(total))
+	}
+	return fmt.Sprintf("%.2f", 0.0)
+}
+
+func (p *plainClient) p99() string {
+	slices.Sort(p.latencies)
+	return ms(percentile(p.latencies, 99))
 }
 
 // fetchHTTP makes one GET / on a new connection and checks it is answered

@@ -19,6 +19,13 @@
 //	httpload-retention.txt 20 keep-alive clients take a 32 MiB answer
 //	                       each and stay idle: the server's RSS over the
 //	                       following seconds
+//	httpload-budget.txt    4,000 attacking connections at once, each within
+//	                       its own limits: httpserver and net/http each
+//	                       parked on /delay under 250 KB of pipelined
+//	                       requests, idleserver sent 3.1 MB, none read;
+//	                       the server's RSS growth, a plain client's
+//	                       success rate and p99, and 100 fair clients
+//	                       fetching /big beside the attackers
 //	httpload-bounds.txt    the clients idleconn's bounds are for, one at a
 //	                       time: a slow pipelining reader, an input flood, a
 //	                       sender that never reads; curl fetching 50 MB
@@ -36,6 +43,7 @@
 //	flock /tmp/measure.lock go run ./cmd/httpload -scenario fairness -label after-bounds
 //	flock /tmp/measure.lock go run ./cmd/httpload -scenario fairness -label before -rev 94549a5 -servers httpserver
 //	flock /tmp/measure.lock go run ./cmd/httpload -scenario retention -label after-bounds
+//	flock /tmp/measure.lock go run ./cmd/httpload -scenario budget
 //	flock /tmp/measure.lock go run ./cmd/httpload -scenario bounds -label after
 //	flock /tmp/measure.lock go run ./cmd/httpload -scenario bounds -label before -rev 94549a5 -servers httpserver
 //
@@ -59,16 +67,16 @@ import (
 )
 
 func main() {
-	scenario := flag.String("scenario", "", "load (about 7 min with the defaults), attack (about 6 min), fairness (about 1 min), retention (about 7 min) or bounds (about 5 min)")
+	scenario := flag.String("scenario", "", "load (about 7 min with the defaults), attack (about 6 min), fairness (about 1 min), retention (about 7 min), bounds (about 5 min) or budget (about 2 min)")
 	out := flag.String("out", "", "directory of the results file (default: the bench module's results)")
 	rev := flag.String("rev", "", "build examples/httpserver from this git revision, not the working tree")
 	label := flag.String("label", "", "what this run measures (before, after), written into the results file's name")
-	servers := flag.String("servers", "httpserver,net/http,idleserver", "fairness, bounds: the servers to measure, of these (a -rev from before net/http's twin has httpserver only)")
+	servers := flag.String("servers", "httpserver,net/http,idleserver", "fairness, bounds, budget: the servers to measure, of these (a -rev from before net/http's twin has httpserver only)")
 	duration := flag.Duration("duration", 5*time.Second, "load: length of each wrk run")
 	rounds := flag.Int("rounds", 3, "load: runs of each configuration, alternating, for medians and spread; bounds: rounds of curl's fetches and of the SIGINT")
-	attackFor := flag.Duration("attack-for", 30*time.Second, "attack: length of each slowhttptest run")
+	attackFor := flag.Duration("attack-for", 30*time.Second, "attack: length of each slowhttptest run; budget: of each server's attack")
 	flag.Usage = func() {
-		fmt.Fprintf(flag.CommandLine.Output(), "usage: go run ./cmd/httpload -scenario load|attack|fairness|retention|bounds [flags]\n\n"+
+		fmt.Fprintf(flag.CommandLine.Output(), "usage: go run ./cmd/httpload -scenario load|attack|fairness|retention|bounds|budget [flags]\n\n"+
 			"Installs wrk, slowhttptest and curl with apt-get (as root) when missing.\n\n")
 		flag.PrintDefaults()
 	}
@@ -118,8 +126,10 @@ func main() {
 				return err
 			}
 			r, err = runBounds(bins, strings.Split(*servers, ","), *rounds)
+		case "budget":
+			r, err = runBudget(bins, strings.Split(*servers, ","), *attackFor)
 		default:
-			return fmt.Errorf("-scenario %q: want load, attack, fairness, retention or bounds", *scenario)
+			return fmt.Errorf("-scenario %q: want load, attack, fairness, retention, bounds or budget", *scenario)
 		}
 		if err != nil {
 			return err

@@ -155,6 +155,18 @@ func (s *server) stop() error {
 	return err
 }
 
+// stopStatus stops s as stop does and returns its last status line, or
+// "—" for a server that prints none.
+func (s *server) stopStatus() (string, error) {
+	if err := s.stop(); err != nil {
+		return "", err
+	}
+	if s.status == "" {
+		return "—", nil
+	}
+	return s.status, nil
+}
+
 // interrupt sends s SIGINT and waits for it to exit, at most 30 s before
 // it is killed: it returns how long s took and the error of its Wait,
 // which holds its exit status (exitStatus).

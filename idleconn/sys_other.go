@@ -7,3 +7,6 @@ import "errors"
 // shutdownWrite reports that gnet's connections have no write side to
 // shut here: CloseAfterFlush then closes as soon as the output drained.
 func shutdownWrite(int) error { return errors.ErrUnsupported }
+
+// openFilesLimit returns 0: no descriptor limit is known here.
+func openFilesLimit() int { return 0 }

@@ -1,0 +1,292 @@
+package idleconn
+
+import (
+	"math"
+	"math/rand/v2"
+	"runtime/debug"
+	"testing"
+	"time"
+
+	"github.com/panjf2000/gnet/v2"
+	"github.com/stretchr/testify/require"
+)
+
+// Fake-clock tests of the memory budget: its accounting, exact at every
+// step, and its actions as the buffered total rises.
+
+// budgetOpts has a budget of 1 MiB over connections that may each hold
+// 256 KiB of input and 512 KiB of output: the per-connection limits alone
+// would let five connections hold more than the budget.
+var budgetOpts = Options{Timeout: time.Second, Resolution: 20 * time.Millisecond, Budget: 1 << 20,
+	MaxInput: 256 << 10, Output: OutputLimit{Max: 512 << 10, High: 32 << 10, Low: 16 << 10}}
+
+// checkBudget checks the accounting: each loop's sum is the sum of what
+// its connections were last seen to buffer, and Stats' the loops'.
+func checkBudget(t *testing.T, h *Handler) {
+	t.Helper()
+	var all int64
+	for _, l := range h.loops.all() {
+		var sum int64
+		h.table.each(l, func(s *slot) bool {
+			require.GreaterOrEqual(t, s.held, s.pend)
+			sum += int64(s.held)
+			return true
+		})
+		require.Equal(t, sum, l.held.Load(), "a loop's sum")
+		all += sum
+	}
+	st := h.Stats()
+	require.Equal(t, all, st.Buffered)
+	require.Equal(t, float64(all)/float64(st.Budget), st.Pressure)
+}
+
+// TestBudget follows the budget's actions as connections buffer more:
+// nothing below half the budget, then limits that shrink and close the
+// largest holders, OverBudget, while the others stay; at the whole budget
+// new connections are refused. Closes give the bytes back.
+func TestBudget(t *testing.T) {
+	w := &writer{}
+	f := newFakeServer(t, w, budgetOpts)
+	l := f.loop()
+	const kb = 1 << 10
+	feed := func(c *fakeConn, in, out int32) gnet.Action {
+		c.in += in
+		w.add = out
+		defer func() { w.add = 0 }()
+		return f.traffic(c)
+	}
+	var conns []*fakeConn
+	for i := range 4 {
+		c := openFake(f.h, l, 10+i)
+		require.Equal(t, gnet.None, feed(c, 100*kb, 20*kb))
+		conns = append(conns, c)
+	}
+	checkBudget(t, f.h)
+	require.Equal(t, int64(480*kb), f.h.Stats().Buffered)
+	require.False(t, f.h.UnderPressure(), "under half the budget")
+	require.Empty(t, f.reap)
+
+	// A fifth connection takes the total past half the budget: the limits
+	// shrink, but all of them still fit.
+	big := openFake(f.h, l, 20)
+	require.Equal(t, gnet.None, feed(big, 150*kb, 0))
+	l.runQueued()
+	checkBudget(t, f.h)
+	require.True(t, f.h.UnderPressure())
+	require.Empty(t, f.reap)
+	lp := f.h.loops.find(l)
+	require.Greater(t, lp.squeeze, 0.0)
+	require.Less(t, lp.maxIn, budgetOpts.MaxInput)
+
+	// big grows: past its shrunk limit, though under MaxInput, it is
+	// closed, OverBudget, at once; the bytes it held go back.
+	require.Equal(t, gnet.Close, feed(big, 80*kb, 0))
+	require.Equal(t, []Reason{OverBudget}, f.reap)
+	checkBudget(t, f.h)
+	require.Equal(t, int64(480*kb), f.h.Stats().Buffered)
+
+	// Past its own MaxInput the reason is the connection's own.
+	require.Equal(t, gnet.Close, feed(conns[0], 200*kb, 0))
+	require.Equal(t, []Reason{OverBudget, InputFull}, f.reap)
+	conns = conns[1:]
+	checkBudget(t, f.h)
+
+	// Connections that hold still are closed by the loop's pass when
+	// another's growth raises the pressure: the largest first.
+	parked := openFake(f.h, l, 30)
+	require.Equal(t, gnet.None, feed(parked, 200*kb, 0))
+	for i, c := range conns {
+		require.Equal(t, gnet.None, feed(c, int32(10+i)*kb, 40*kb), "grown a little")
+	}
+	l.runQueued()
+	checkBudget(t, f.h)
+	require.Equal(t, []Reason{OverBudget, InputFull, OverBudget}, f.reap, "the parked 200 KiB first")
+	require.Nil(t, f.slot(parked))
+
+	// A connection whose own growth takes the total over the budget
+	// relieves it at once, from the data path: the largest holders go,
+	// down to nine tenths of the budget.
+	var fill []*fakeConn
+	reaped := len(f.reap)
+	for i := 0; len(f.reap) == reaped; i++ {
+		require.Less(t, i, 100)
+		c := openFake(f.h, l, 40+i)
+		require.NotNil(t, f.slot(c), "under the budget: admitted")
+		feed(c, 60*kb, 30*kb)
+		fill = append(fill, c)
+	}
+	checkBudget(t, f.h)
+	require.LessOrEqual(t, f.h.Stats().Buffered, budgetOpts.Budget*9/10)
+	require.Equal(t, OverBudget, f.reap[len(f.reap)-1])
+
+	// Output that grows outside the data path (here, seen by Writable)
+	// is relieved by the loop's pass; until it runs, new connections are
+	// refused.
+	refused := f.h.Stats().Refused
+	hog := openFake(f.h, l, 99)
+	hog.out = 200 << 10
+	f.h.Writable(hog)
+	require.GreaterOrEqual(t, f.h.Stats().Buffered, budgetOpts.Budget)
+	over := openFake(f.h, l, 100)
+	require.Nil(t, f.slot(over), "refused at the budget")
+	require.Equal(t, refused+1, f.h.Stats().Refused)
+	l.runQueued()
+	checkBudget(t, f.h)
+	require.Nil(t, f.slot(hog), "the largest holder went first")
+	require.Less(t, f.h.Stats().Buffered, budgetOpts.Budget)
+	require.NotNil(t, f.slot(openFake(f.h, l, 101)), "admitted again")
+
+	// Every connection gone, nothing is held.
+	for _, c := range append(conns, fill...) {
+		_ = l.Close(c)
+	}
+	_ = l.Close(f.h.table.lookup(101).conn().(*fakeConn))
+	checkBudget(t, f.h)
+	require.Zero(t, f.h.Stats().Buffered)
+	l.runQueued()
+	require.False(t, f.h.UnderPressure())
+}
+
+// TestSizeClass checks that size classes grow with the size, eight per
+// power of two.
+func TestSizeClass(t *testing.T) {
+	prev := -1
+	for n := range 1 << 16 {
+		c := sizeClass(n)
+		require.GreaterOrEqual(t, c, prev, "n %d", n)
+		prev = c
+	}
+	require.Equal(t, 8*18+4, sizeClass(200<<10))
+	require.Equal(t, 8*16+2, sizeClass(170<<10>>2))
+	require.Less(t, sizeClass(math.MaxInt), len(sizeClasses{}))
+	require.Less(t, sizeClass(170<<10), sizeClass(200<<10))
+}
+
+// TestBudgetOff checks that Budget -1 turns the budget off: connections
+// hold what their own limits allow, and nothing is refused for it.
+func TestBudgetOff(t *testing.T) {
+	opts := budgetOpts
+	opts.Budget = -1
+	w := &writer{}
+	f := newFakeServer(t, w, opts)
+	l := f.loop()
+	for i := range 20 {
+		c := openFake(f.h, l, 10+i)
+		c.in = 200 << 10
+		w.add = 100 << 10
+		require.Equal(t, gnet.None, f.traffic(c))
+	}
+	l.runQueued()
+	st := f.h.Stats()
+	require.Zero(t, st.Budget)
+	require.Equal(t, int64(20*300<<10), st.Buffered, "counted all the same")
+	require.Zero(t, st.Pressure)
+	require.False(t, f.h.UnderPressure())
+	require.Empty(t, f.reap)
+}
+
+// TestBudgetModel drives random connections on two loops, growing and
+// shrinking what they buffer through their handler, opening and closing,
+// with the clock moving: after every step the accounting is exact and the
+// total within a step of the budget per loop, once the loops have run it
+// is under the budget, and every OverBudget close came with the total
+// past half of it.
+func TestBudgetModel(t *testing.T) {
+	rng := rand.New(rand.NewPCG(testSeed(t), 29))
+	var f *fakeServer
+	var over []bool // at each close: was the pressure at least a half?
+	opts := budgetOpts
+	opts.OnReap = func(_ gnet.Conn, why Reason) {
+		if why == OverBudget {
+			over = append(over, 2*f.h.buffered() >= f.h.cfg.budget)
+		}
+	}
+	w := &writer{}
+	f = newFakeServer(t, w, opts)
+	loops := []*fakeLoop{f.loop(), f.loop()}
+	open := map[int]*fakeConn{}
+	for step := range 20_000 {
+		fd := 10 + rng.IntN(64)
+		c := open[fd]
+		switch {
+		case c == nil || !c.open:
+			c = openFake(f.h, loops[rng.IntN(2)], fd)
+			open[fd] = c
+		case rng.IntN(50) == 0:
+			_ = c.loop.Close(c)
+		default:
+			// The peer sends, the handler consumes some and writes some,
+			// the peer reads some.
+			c.in += int32(rng.IntN(80 << 10))
+			w.take, w.add = int32(rng.IntN(100<<10)), int32(rng.IntN(40<<10))
+			c.out -= min(c.out, int32(rng.IntN(60<<10)))
+			f.traffic(c)
+		}
+		checkBudget(t, f.h)
+		// A loop's data path relieves the budget when its own growth,
+		// seen a step of 1/256 at a time, takes the total over.
+		require.LessOrEqual(t, f.h.Stats().Buffered, opts.Budget+int64(len(loops))*opts.Budget/256, "step %d", step)
+		if step%16 == 0 {
+			f.clk.t = f.clk.t.Add(f.h.cfg.tick)
+			f.h.wake(f.clk.t)
+			for _, l := range loops {
+				l.runQueued()
+			}
+			checkBudget(t, f.h)
+			require.LessOrEqual(t, f.h.Stats().Buffered, opts.Budget, "step %d", step)
+		}
+	}
+	require.NotEmpty(t, over, "the budget closed connections")
+	for i, half := range over {
+		require.True(t, half, "OverBudget close %d under half the budget", i)
+	}
+}
+
+// TestBudgetZeroAllocs checks that the budget's accounting, its pass and
+// its reports allocate nothing once warm.
+func TestBudgetZeroAllocs(t *testing.T) {
+	w := &writer{}
+	f := newFakeServer(t, w, budgetOpts)
+	l := f.loop()
+	conns := []*fakeConn{openFake(f.h, l, 3), openFake(f.h, l, 4), openFake(f.h, l, 5)}
+	i := 0
+	step := func() {
+		c := conns[i%len(conns)]
+		i++
+		c.in = int32(i%7) * 40 << 10
+		w.add = int32(i%5) * 10 << 10
+		if f.traffic(c) == gnet.Close {
+			c.in, c.out = 0, 0
+			f.h.OnOpen(c)
+			c.open = true
+		}
+		c.out /= 2
+		_ = f.h.UnderPressure()
+		_ = f.h.Stats()
+		f.runFor(l, f.h.cfg.tick/4, nil)
+	}
+	for range 1000 {
+		step()
+	}
+	require.Zero(t, testing.AllocsPerRun(1000, step))
+}
+
+// TestDefaultBudget checks the default's sources: a sixteenth of
+// GOMEMLIMIT when it is set, else what the machine says (the cgroup's
+// limit, or physical memory), at least 16 MiB. It sets the process's
+// memory limit for a moment, so it is not parallel.
+func TestDefaultBudget(t *testing.T) {
+	was := debug.SetMemoryLimit(1 << 30)
+	defer debug.SetMemoryLimit(was)
+	require.Equal(t, int64(64<<20), DefaultBudget(), "GOMEMLIMIT=1GiB")
+	debug.SetMemoryLimit(math.MaxInt64)
+	switch b, cg, mem := DefaultBudget(), cgroupMemoryLimit(), physicalMemory(); {
+	case cg > 0:
+		require.Equal(t, cg/16, b, "the cgroup's limit")
+	case mem > 0:
+		require.Equal(t, max(mem/1024, 16<<20), b, "physical memory")
+	default:
+		require.Equal(t, int64(64<<20), b)
+	}
+	require.Positive(t, physicalMemory(), "/proc/meminfo is read")
+}
