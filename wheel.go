@@ -66,9 +66,8 @@ func (w *Wheel[V]) quietUntil(to uint64) bool {
 // might come due no later than the hint's start (see hintUntil). A server
 // schedules far more timers than it has ticks with work, each later than
 // the next work, and keeping the hint lets every Advance up to there take
-// the quiet path (BenchmarkChurn and BenchmarkScheduleCancel in bench/: a
-// walk of the levels per tick was a tenth of ScheduleCancel's instructions
-// at 10k timers).
+// the quiet path (BenchmarkChurn and BenchmarkScheduleCancel in bench/,
+// which advance a tick every few operations).
 func (w *Wheel[V]) unhint(d uint64) {
 	if d <= w.hintUntil {
 		w.hinted = false
@@ -175,9 +174,9 @@ func (w *Wheel[V]) ScheduleRange(h *Holder, earliest, latest uint64, v V) {
 
 // setRange is ScheduleRange for a timer not already due in the range, out
 // of line so that the no-op saves nothing to the stack: with this inline,
-// the compiler spilled all four arguments before the test, and the no-op
-// took 21 instructions to the list wheel's 15 (callgrind, bench's work
-// units, where nearly every idle re-arm is one; 17 now).
+// the compiler spilled all four arguments before the test (bench's work
+// units, where nearly every idle re-arm is a no-op; their instruction
+// counts are in bench/results/instructions.txt).
 func (w *Wheel[V]) setRange(h *Holder, earliest, latest uint64, v V) {
 	checkRange("ScheduleRange", earliest, latest)
 	w.set(h, w.pick(earliest, latest), v, "ScheduleRange")
@@ -392,8 +391,8 @@ func (w *Wheel[V]) next() (bucket int, start uint64, ok bool) {
 		// Once a level's next block starts after the best slot, so does
 		// every coarser level's, and its timers are not looked at
 		// either, occupied or not: the levels above the timers' own
-		// cost no test (bench's work units: next walked all eleven, a
-		// twelfth of the hierarchical wheel's instructions).
+		// cost no test (bench's work units, which ask for the next work
+		// at every step).
 		if ok && now&(1<<shift-1) != 0 && (blockOf(now, l)+1)<<shift > start {
 			break
 		}
