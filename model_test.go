@@ -272,13 +272,19 @@ func (h *harness) thin() {
 	}
 	d := h.model.deadline[id]
 	width := [...]uint64{0, 63, 4095}[h.n(3)]
-	lo, hi := d-min(d, width), min(d+width, MaxTick)
 	if h.n(4) == 0 {
-		// From now on: what a bounded advance left of a tick or of a
-		// coarse slot half moved down goes, and with it the move.
-		lo, hi = h.w.Now(), min(h.w.Now()+1<<(6*h.n(4)), MaxTick)
+		h.thinFrom(h.w.Now(), 1<<(6*h.n(4)), [...]uint64{0, 2, 8, 64}[h.n(4)])
+		return
 	}
-	keep := [...]uint64{0, 2, 8, 64}[h.n(4)] // keep one in keep
+	h.thinFrom(d-min(d, width), 2*width, [...]uint64{0, 2, 8, 64}[h.n(4)])
+}
+
+// thinFrom cancels the timers due in [lo, lo+width], but for one in keep
+// (none when keep is 0), in the order of their ids. From Now on, it takes
+// what a bounded advance left of a tick or of a coarse slot half moved
+// down, and with it the move.
+func (h *harness) thinFrom(lo, width, keep uint64) {
+	hi := min(lo+min(width, MaxTick-lo), MaxTick)
 	from := h.id()
 	for k := range h.holders {
 		id := (from + k) % len(h.holders)
@@ -412,6 +418,15 @@ func (h *harness) advance() {
 			h.caughtUp(before, to)
 		} else if h.fired-firedBefore > n {
 			h.failf("AdvanceLimit(%d, %d) fired %d", to, n, h.fired-firedBefore)
+		} else if h.n(2) == 0 {
+			// A loop that stopped, then closes connections and asks when
+			// to wake: cancel what the stop left due in the block of one
+			// level from Now, keeping what is later, and ask.
+			h.thinFrom(h.w.Now(), 1<<(6*h.n(4)), 0)
+			if h.n(2) == 0 {
+				h.verify()
+				h.nextExpiry()
+			}
 		}
 	default:
 		n := int(1 + h.n(20))
