@@ -56,6 +56,8 @@ type harness struct {
 	fired   int
 	steps   int
 	lastNow uint64 // Now as last seen: it never decreases
+	// progress, if set, counts the steps for the test's watchdog.
+	progress *atomic.Int64
 	// readOnly has the run's callbacks schedule nothing, only cancel and
 	// ask, so that an Advance can empty the wheel with callbacks inside.
 	readOnly bool
@@ -487,7 +489,9 @@ func (h *harness) nextExpiry() {
 // step runs one random operation and then checks everything.
 func (h *harness) step() {
 	h.steps++
-	steps.Add(1)
+	if h.progress != nil {
+		h.progress.Add(1)
+	}
 	crowds := uint64(2) // percent of steps that crowd, and as many thin
 	if len(h.holders) >= 1000 {
 		crowds = 5
@@ -599,27 +603,27 @@ func seed(t *testing.T) uint64 {
 	return s
 }
 
-// steps counts the steps of every harness, for watchdog.
-var steps atomic.Int64
-
-// watchdog fails the test, naming its seed, if no harness completes a step
-// for ten seconds: a loop that never ends inside the wheel would otherwise
-// hang until go test's timeout. The returned function stops it.
-func watchdog(t *testing.T, seed uint64) (stop func()) {
+// watchdog fails the test, naming its seed, if steps, the count of its
+// harnesses' steps, does not move for ten seconds: a loop that never ends
+// inside the wheel would otherwise hang until go test's timeout. The
+// returned function stops it.
+func watchdog(t *testing.T, seed uint64, steps *atomic.Int64) (stop func()) {
 	done := make(chan struct{})
 	go func() {
-		last := steps.Load()
+		tick := time.NewTicker(time.Second)
+		defer tick.Stop()
+		last, since := steps.Load(), time.Now()
 		for {
 			select {
 			case <-done:
 				return
-			case <-time.After(10 * time.Second):
+			case now := <-tick.C:
+				if n := steps.Load(); n != last {
+					last, since = n, now
+				} else if now.Sub(since) >= 10*time.Second {
+					panic(fmt.Sprintf("%s: no step completed in 10 s: a loop that does not end (seed %d)", t.Name(), seed))
+				}
 			}
-			if now := steps.Load(); now != last {
-				last = now
-				continue
-			}
-			panic(fmt.Sprintf("%s: no step completed in 10 s: a loop that does not end (seed %d)", t.Name(), seed))
 		}
 	}()
 	return func() { close(done) }
@@ -665,7 +669,8 @@ func testRandom(t *testing.T, mk func(r *rand.Rand) Timers[int]) {
 	deadline := time.Now().Add(until)
 	r := rand.New(rand.NewPCG(s, s^0x9e3779b97f4a7c15))
 	done := 0
-	stop := watchdog(t, s)
+	var steps atomic.Int64
+	stop := watchdog(t, s, &steps)
 	defer stop()
 	// Several wheels of different sizes and timer counts, a million
 	// operations in all, or as many as RANDOM_TIME allows.
@@ -679,6 +684,7 @@ func testRandom(t *testing.T, mk func(r *rand.Rand) Timers[int]) {
 			timers = 1000 + r.IntN(4001)
 		}
 		h := newHarness(t, mk(r), &randSource{r: r, left: n}, timers)
+		h.progress = &steps
 		h.run()
 		done += n
 	}
