@@ -17,7 +17,7 @@ import "github.com/packwheel/packwheel/packed"
 // The words for where a timer is, in both wheels:
 //
 //	bucket  a wheel's number for one of its buckets; the entry's chunk
-//	        knows it (packed.Store.Find)
+//	        knows it (packed.Store.BucketOf)
 //	slot    a hierarchical wheel's index of a bucket within its level, 0 to
 //	        63 (level.go); a hashed wheel has one level, its ring of buckets
 //	chunk   one array of a bucket's entries, and index an entry's place in
@@ -46,16 +46,18 @@ type store[V any] struct {
 	// wheel's level 0 or a hashed wheel's firing bucket, may not.
 	postponeFrom, postponable int
 	// releaseAt is the tick from which the walk gives the garbage collector
-	// the chunks no bucket took for a whole Retain period (maybeRelease).
+	// the chunks no bucket took for a whole Retain period (release).
 	releaseAt uint64
 }
 
 // Retain is how many ticks a chunk of entries that no bucket needs stays
 // with its wheel before it goes back to the garbage collector: at least
-// Retain and at most twice that. A wave of timers that returns within
-// Retain ticks finds the chunks the last one left, and memory held for a
-// burst goes back once the burst has drained (TestMemoryAfterBurst). At 1
-// ms a tick it is about 4 s.
+// Retain and at most twice that, counted in the Advances that reach those
+// ticks. A wave of timers that returns within Retain ticks finds the
+// chunks the last one left, and memory held for a burst goes back once
+// the burst has drained (TestMemoryAfterBurst); the wheel keeps a headroom
+// of an eighth of what its buckets needed at their peak (packed.Headroom).
+// At 1 ms a tick it is about 4 s.
 const Retain = 1 << 12
 
 // init makes the buckets.
@@ -66,8 +68,8 @@ func (s *store[V]) init(buckets, postponeFrom, postponable int) {
 	s.releaseAt = min(s.now, MaxTick) + Retain
 }
 
-// locate returns the entry of an active holder and its bucket, after
-// checking that the entry points back at this very holder. Any mismatch
+// locate returns the entry of an active holder, after checking that the
+// entry points back at this very holder. Any mismatch
 // means the holder was copied, belongs to another wheel, or was
 // overwritten, and it panics before the caller changes any state.
 func (s *store[V]) locate(h *Holder, op string) *packed.Entry[V] {
@@ -87,10 +89,9 @@ func (s *store[V]) locate(h *Holder, op string) *packed.Entry[V] {
 // then in the future too; an entry due at now, left by a bounded advance,
 // is why the comparison is strict (TestRescheduleToNowWhilePending).
 //
-// It is written to inline into Schedule (TestInlining): at a million
-// timers the cache misses of a reschedule overlap with the next
-// reschedule's only while few instructions wait behind them
-// (BenchmarkReschedule).
+// It is one call with no call inside: Find and mayPostpone inline into it
+// (TestInlining), so that at a million timers the cache misses of a
+// reschedule overlap with the next reschedule's (BenchmarkReschedule).
 func (s *store[V]) pushBack(h *Holder, d uint64, v V) bool {
 	e := s.entries.Find(&h.link)
 	if e != nil && d > e.Deadline && s.mayPostpone(s.entries.BucketOf(&h.link)) {
