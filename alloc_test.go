@@ -2,7 +2,6 @@ package packwheel
 
 import (
 	"fmt"
-	"runtime"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -95,18 +94,10 @@ func TestZeroAllocs(t *testing.T) {
 }
 
 // TestRearmSteadyState asserts that timers which keep firing and re-arming
-// allocate nothing once warm. In the hierarchical wheel they gather in one
-// coarse slot after another, each moved down in turn: that used to send the
-// slot's array to the collector every rotation (20 KB per tick at 10k
-// timers), and, before levels became rings, to pile every timer into a
-// level-2 slot ahead of each crossing of a 4096-tick boundary (1 KB per
-// tick at 100k timers re-armed after 1000 to 2000 ticks), and, while only
-// emptied coarse slots handed their arrays on, to drop a few of level 0's
-// every rotation when all timers pass through it (1.7 KB per tick at
-// after=64, 10 B at after=40). In the hashed wheel, before a bucket that
-// fired handed its array on, the bucket that the timers re-armed into
-// grew a class at a time and now and then found no spare of the class it
-// needed (about 12 B per tick at after=17).
+// allocate nothing once warm, at delays that keep them in level 0, move
+// them down from levels 1 and 2, and, in the hashed wheel, keep them
+// waiting a revolution or more: the chunks a bucket empties as it fires
+// are those the buckets its timers re-arm into need.
 func TestRearmSteadyState(t *testing.T) {
 	if raceEnabled {
 		t.Skip("tens of thousands of ticks of 100k timers take a minute under -race; counting mallocs needs no race detector")
@@ -115,9 +106,7 @@ func TestRearmSteadyState(t *testing.T) {
 		for _, after := range []uint64{17, 40, 64, 100, 1000, 5000} {
 			t.Run(fmt.Sprintf("%s/after=%d", k.name, after), func(t *testing.T) {
 				w := k.make()
-				// At 10k timers the arrays fit the shelf's budget even
-				// without heirs; at 100k they do not.
-				conns := make([]conn, 100_000)
+				conns := make([]conn, 20_000)
 				seed := uint64(1)
 				rnd := func() uint64 { seed ^= seed << 13; seed ^= seed >> 7; seed ^= seed << 17; return seed }
 				for i := range conns {
@@ -130,17 +119,9 @@ func TestRearmSteadyState(t *testing.T) {
 						w.Schedule(&c.timer, w.Now()+after+rnd()%after, c)
 					}
 				}
-				// Past two 4096-tick boundaries, and sixty lifetimes: the
-				// buckets of a hashed wheel whose timers wait more than a
-				// revolution stay partly full, their sizes wander, and
-				// each reaches the largest size class it needs only after
-				// tens of lifetimes (at after=5000, 2 arrays grew in 5000
-				// ticks after 6 lifetimes, 1 after 20, none after 40).
-				// The hierarchical wheel once needed three times as long,
-				// while its level-0 slots kept their small arrays for
-				// good and each grew to its largest size on its own; now
-				// a slot that fires hands its array on like any other.
-				for range 60*after + 9000 {
+				// Past two Retain periods and 4096-tick boundaries, and
+				// four lifetimes.
+				for range 4*after + 2*Retain {
 					tick()
 				}
 				// One run of many ticks: AllocsPerRun averages over runs
@@ -159,79 +140,75 @@ func TestRearmSteadyState(t *testing.T) {
 	}
 }
 
-// TestHashedHandsArrayOn checks that a hashed bucket emptied by firing
-// keeps its array as the heir of the next bucket that starts filling,
-// wherever on the ring that is: otherwise the bucket the timers re-arm into
-// grows a class at a time, and at 100k timers re-armed every 17 to 33 ticks
-// now and then found no spare of the class it needed (12 B per tick in
-// BenchmarkRearm).
-func TestHashedHandsArrayOn(t *testing.T) {
-	w := new(Hashed[*conn])
-	conns := make([]conn, 6000)
-	for i := range conns {
-		// Half wait: the kept arrays' budget follows the live timers.
-		w.Schedule(&conns[i].timer, 10+uint64(i%2)*5000, &conns[i])
+// TestPatternsAllocateNothing runs the patterns of bench/'s benchmarks at
+// their sizes up to a million timers, and asserts that once warm they
+// allocate nothing: Expire's batches (n timers scheduled within 1000 ticks
+// and all fired, each batch starting where the last ended, so at another
+// alignment to the levels), ScheduleCancel (a random timer cancelled and
+// scheduled 30,000 ticks ahead, time moving a tick per n/1000 operations)
+// and Churn (the same, rescheduled without a cancel).
+func TestPatternsAllocateNothing(t *testing.T) {
+	if raceEnabled {
+		t.Skip("millions of operations; counting mallocs needs no race detector")
 	}
-	crowded := w.s.buckets[10].Cap()
-	w.Advance(10, nil)
-	const far = 10 + 3*64 // in another block of 64 slots
-	w.Schedule(&conns[0].timer, far, &conns[0])
-	require.Equal(t, crowded, w.s.buckets[far].Cap())
-	mustCheck(t, w)
-}
-
-// TestCancelSteadyState runs the request-timeout pattern of bench/'s
-// ScheduleCancel: timers scheduled 30 s ahead and cancelled about a second
-// later, time moving one tick per n/1000 operations. In the hierarchical
-// wheel every timer of a 4096-tick window gathers in one coarse slot,
-// which drains by cancels while the next one fills: the first goes down
-// the size classes while the second climbs them, each needing arrays the
-// other left most of a rotation before. Before the shelf widened its
-// budget while buckets shrink, the wheel allocated 27.6 B per operation at
-// 10k timers and 37.4 B at 100k (17.7 B at 100k with the widening bounded
-// by twice the live timers, see shrinksBound). Now neither wheel allocates
-// arrays; the shelf's queues of spare arrays still grow now and then
-// (under 10 KB in the measured run).
-func TestCancelSteadyState(t *testing.T) {
-	if testing.Short() || raceEnabled {
-		t.Skip("tens of millions of operations")
+	sizes := []int{10_000, 100_000, 1_000_000}
+	if testing.Short() {
+		sizes = sizes[:2]
 	}
 	for _, k := range defaultWheelKinds {
-		for _, n := range []int{10_000, 100_000} {
-			t.Run(fmt.Sprintf("%s/n=%d", k.name, n), func(t *testing.T) {
-				w := k.make()
-				conns := make([]conn, n)
-				seed := uint64(1)
-				rnd := func() uint64 { seed ^= seed << 13; seed ^= seed >> 7; seed ^= seed << 17; return seed }
-				for i := range conns {
-					w.Schedule(&conns[i].timer, 30_000-rnd()%1000, &conns[i])
-				}
-				every := n / 1000
-				op := func(i int) {
-					if i%every == 0 {
-						w.Advance(w.Now()+1, nil)
+		for _, n := range sizes {
+			for _, pattern := range []string{"expire", "schedule-cancel", "churn"} {
+				t.Run(fmt.Sprintf("%s/%s/n=%d", k.name, pattern, n), func(t *testing.T) {
+					w := k.make()
+					conns := make([]conn, n)
+					seed := uint64(1)
+					rnd := func() uint64 { seed ^= seed << 13; seed ^= seed >> 7; seed ^= seed << 17; return seed }
+					var run func()
+					if pattern == "expire" {
+						run = func() {
+							now := w.Now()
+							for i := range conns {
+								w.Schedule(&conns[i].timer, now+1+rnd()%1000, &conns[i])
+							}
+							w.Advance(now+1000, nil)
+						}
+					} else {
+						for i := range conns {
+							w.Schedule(&conns[i].timer, 30_000-rnd()%1000, &conns[i])
+						}
+						every, cancel := n/1000, pattern == "schedule-cancel"
+						run = func() { // a tick's operations
+							w.Advance(w.Now()+1, nil)
+							for range every {
+								c := &conns[(rnd()>>32)*uint64(n)>>32]
+								if cancel {
+									w.Cancel(&c.timer)
+								}
+								w.Schedule(&c.timer, w.Now()+30_000, c)
+							}
+						}
 					}
-					c := &conns[(rnd()>>32)*uint64(n)>>32]
-					w.Cancel(&c.timer)
-					w.Schedule(&c.timer, w.Now()+30_000, c)
-				}
-				// Ten rotations of a level-2 slot (4096 ticks) to warm up,
-				// ten to measure.
-				ops := 10 * 4096 * every
-				for i := range ops {
-					op(i)
-				}
-				var before, after runtime.MemStats
-				runtime.ReadMemStats(&before)
-				for i := range ops {
-					op(i)
-				}
-				runtime.ReadMemStats(&after)
-				perOp := float64(after.TotalAlloc-before.TotalAlloc) / float64(ops)
-				t.Logf("%.2f bytes allocated per schedule and cancel", perOp)
-				require.Less(t, perOp, 0.1)
-				mustCheck(t, w)
-			})
+					// Warm: ten batches, or two Retain periods of ticks;
+					// then as many again.
+					warm, measure := 10, 10
+					if pattern != "expire" {
+						warm, measure = 2*Retain, 2*Retain
+					}
+					if n > 100_000 {
+						warm, measure = warm/2, measure/2
+					}
+					for range warm {
+						run()
+					}
+					allocs := testing.AllocsPerRun(1, func() {
+						for range measure {
+							run()
+						}
+					})
+					require.Zero(t, allocs)
+					mustCheck(t, w)
+				})
+			}
 		}
 	}
 }

@@ -3,15 +3,10 @@ package packwheel
 import "math/bits"
 
 // bitset holds one bit per bucket, 64 to a word: which buckets hold
-// entries (store.occupied), which keep an array while empty (store.kept).
-// Bucket b is bit b%64 of word b/64, so that a hierarchical wheel's level l
-// is word l.
+// entries (store.occupied, which packed.Store keeps). Bucket b is bit b%64
+// of word b/64, so that a hierarchical wheel's level l is word l.
 type bitset []uint64
 
-func newBitset(n int) bitset { return make(bitset, (n+63)/64) }
-
-func (s bitset) set(b int)      { s[b>>6] |= 1 << (b & 63) }
-func (s bitset) clear(b int)    { s[b>>6] &^= 1 << (b & 63) }
 func (s bitset) has(b int) bool { return s[b>>6]>>(b&63)&1 != 0 }
 
 // nextInRing returns how many bits after bit pos of word come before the
@@ -24,12 +19,18 @@ func nextInRing(word uint64, pos int) int {
 // nextCyclic returns how many bits after bit pos the first set bit is,
 // counting round the first size bits (a power of two) and looking at span
 // bits at most, and whether there is one: the distance to the next
-// occupied bucket of a hashed wheel's ring. O(span/64).
+// occupied bucket of a hashed wheel's ring. Bits after the first size are
+// not the ring's (a hashed wheel's firing bucket) and are not looked at.
+// O(span/64).
 func (s bitset) nextCyclic(pos, span, size int) (int, bool) {
 	wordBits := min(size, 64)
 	pos &= size - 1
 	for d := 0; d < span; {
-		if word := s[pos>>6] >> (pos & 63); word != 0 {
+		word := s[pos>>6] >> (pos & 63)
+		if size < 64 {
+			word &= 1<<(size-pos) - 1
+		}
+		if word != 0 {
 			d += bits.TrailingZeros64(word)
 			return d, d < span
 		}
@@ -38,13 +39,4 @@ func (s bitset) nextCyclic(pos, span, size int) (int, bool) {
 		pos = (pos + step) & (size - 1)
 	}
 	return 0, false
-}
-
-// nextFrom returns the first set bit at word w or after, round the set,
-// and the word it was found in. There must be one.
-func (s bitset) nextFrom(w int) (b, word int) {
-	for s[w] == 0 {
-		w = (w + 1) % len(s)
-	}
-	return w<<6 | bits.TrailingZeros64(s[w]), w
 }

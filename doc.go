@@ -4,21 +4,23 @@
 //
 // # Design
 //
-// A timer is an entry stored by value in a bucket: a contiguous array, not a
-// linked list. Each entry points back at a [Holder] that the caller embeds in
-// its own struct (a connection, a session), and the wheel keeps the holder
-// told where the entry is. Cancelling swap-removes the entry in O(1), moving
-// the last entry of the bucket into the hole and updating its holder. A
-// bucket that empties keeps its array for its next fill, and the latest of
-// a ring or level to empty hands it to the next bucket there that needs
-// one, so a crowd that fires and re-arms, or a request timeout scheduled
-// and cancelled, reuses the same memory; arrays left by buckets that grew
-// or shrank wait on a shelf by size class. Once the buckets have grown to
-// the largest sizes they see, operations do not allocate, and when a burst
-// of timers drains the memory goes back to the garbage collector. Growing
-// can take a while: the buckets of a hashed wheel whose timers wait more
-// than a revolution stay partly full, and their sizes wander up to their
-// largest over tens of lifetimes; README.md gives the measurements.
+// A timer is an entry stored by value in a bucket, not a node of a linked
+// list. Each entry points back at a [Holder] that the caller embeds in its
+// own struct (a connection, a session), and the wheel keeps the holder told
+// where the entry is. Cancelling swap-removes the entry in O(1), moving the
+// last entry of the bucket into the hole and updating its holder.
+//
+// Where entries live is one rule (package packed). A bucket is a list of
+// chunks, contiguous arrays of 4 to 64 entries, that fills at its tail; a
+// chunk its bucket empties goes to the wheel's free list, and a bucket
+// that needs one takes a free one before anything is allocated, so
+// buckets grow and shrink without copying, and timers that come and go,
+// one at a time or in waves, reuse the same memory. Free chunks that no
+// bucket needed for [Retain] ticks go back to the garbage collector, save
+// a headroom of an eighth of what the buckets last needed, so that a wave
+// that returns within Retain allocates nothing and a burst that has
+// drained gives its memory back. Once the wheel has held as many timers
+// as it holds now, no operation allocates.
 //
 // Time is a plain tick count that the caller drives with Advance; a wheel
 // never reads a clock, which makes it deterministic under test. [Clock] maps
@@ -87,9 +89,7 @@
 //
 //	Schedule, ScheduleAfter, ScheduleRange   O(1) amortized, no allocation
 //	                                         once warm
-//	Cancel                                   O(1) amortized (a bucket left a
-//	                                         quarter full moves to a smaller
-//	                                         array)
+//	Cancel                                   O(1)
 //	Len, Now, Holder.Deadline                O(1)
 //	Advance, per tick with work              O(levels) Wheel, O(bucket) Hashed
 //	Advance, per timer fired or moved        O(1)
@@ -101,6 +101,6 @@
 //	                                         O(n·levels) Wheel
 //	NextExpiry                               O(levels) Wheel; O(timers in the
 //	                                         buckets it visits) Hashed
-//	NewHashed                                O(Slots), about 24 bytes a slot
+//	NewHashed                                O(Slots), about 8 bytes a slot
 //	Clock methods                            O(1), no allocation
 package packwheel

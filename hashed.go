@@ -19,7 +19,8 @@ type HashedOptions struct {
 	// Slots is the number of buckets, a power of two from 1 to 1<<24; zero
 	// means DefaultHashedSlots. A timer waits in bucket deadline%Slots for
 	// as many revolutions as it needs, so more slots mean fewer timers to
-	// compare per tick and more memory (24 bytes and 1 bit per slot).
+	// compare per tick and more memory (8 bytes and 1 bit per slot, and
+	// the first chunk a bucket keeps once it has held a timer: 4 entries).
 	Slots int
 }
 
@@ -36,8 +37,8 @@ type HashedOptions struct {
 // one revolution it knows the earliest deadline and jumps straight to it.
 // NextExpiry costs O(timers in the buckets before the answer); it may answer
 // early, with the old tick of a timer pushed back in place.
-// Buckets are packed arrays that the wheel reuses: once warm, nothing
-// allocates.
+// Buckets are chunks of entries that the wheel reuses (see the package
+// documentation).
 //
 // The zero value is an empty wheel at tick 0 with DefaultHashedSlots
 // buckets, allocated on first use. A Hashed must not be copied after first
@@ -59,14 +60,17 @@ type Hashed[V any] struct {
 	sweepFrom, sweepMin uint64
 	// pending records that the visit of tick now's bucket did not finish:
 	// a bounded advance stopped, or a callback panicked. Timers of tick now
-	// may be left in the bucket.
+	// may be left in the bucket, or in the firing bucket.
 	pending bool
+	// firing is the bucket after the ring's, which holds the timers of
+	// tick now between the visit that finds them in their bucket and their
+	// firing (see visit).
+	firing int
 }
 
 // NewHashed returns an empty hashed wheel at tick 0. Unlike a zero Hashed,
 // it allocates its buckets up front, so that first use does not pay for
-// them: O(Slots), about 24 bytes a slot on 64-bit platforms (97 KB for
-// DefaultHashedSlots). It panics with an error matching ErrMisuse, whose
+// them: O(Slots), about 8 bytes a slot (33 KB for DefaultHashedSlots). It panics with an error matching ErrMisuse, whose
 // message names the option, if opts is invalid.
 func NewHashed[V any](opts HashedOptions) *Hashed[V] {
 	n := opts.Slots
@@ -82,7 +86,7 @@ func NewHashed[V any](opts HashedOptions) *Hashed[V] {
 }
 
 func (w *Hashed[V]) ready() {
-	if w.s.buckets != nil {
+	if w.s.occupied != nil {
 		return
 	}
 	if w.slots == 0 {
@@ -90,7 +94,10 @@ func (w *Hashed[V]) ready() {
 	}
 	w.mask = uint64(w.slots - 1)
 	w.sweepFrom, w.sweepMin = w.s.now+1, math.MaxUint64
-	w.s.init(w.slots, hashedPolicy)
+	w.firing = w.slots
+	// Every bucket of the ring may postpone in place; the firing bucket
+	// may not.
+	w.s.init(w.slots+1, 0, w.slots)
 }
 
 // Slots returns the number of buckets. O(1).
@@ -109,7 +116,7 @@ func (w *Hashed[V]) Slots() int {
 // deadline when it was last placed) moves to its new bucket; one brought
 // earlier but not that far stays where it is, and NextExpiry may then
 // answer that older tick, early (TestHashedEarlierInPlace). O(1); it
-// allocates only while buckets grow.
+// allocates only when the wheel's free chunks run out.
 //
 // It panics, before changing anything, if deadline is beyond MaxTick or h is
 // active in another wheel, was copied, or was overwritten.
@@ -117,26 +124,27 @@ func (w *Hashed[V]) Schedule(h *Holder, deadline uint64, v V) {
 	checkTick("Schedule", "deadline", deadline)
 	switch {
 	case w.s.pushBack(h, deadline, v):
-	case h.link.Bucket == 0 && deadline > w.s.now && w.s.buckets != nil:
+	case h.link.Chunk == 0 && deadline > w.s.now && w.s.occupied != nil:
 		// The timer of a holder that is not scheduled, fired or cancelled
 		// say, goes straight in.
 		w.sweepMin = min(w.sweepMin, deadline)
-		w.s.insert(&h.link, w.bucketFor(deadline), deadline, v)
+		w.s.entries.Push(w.bucketFor(deadline), &h.link, deadline, v)
 	default:
 		w.set(h, deadline, v, "Schedule")
 	}
 }
 
 // ScheduleAfter is Schedule(h, w.Now()+delay, v). It panics if that is
-// beyond MaxTick. O(1); it allocates only while buckets grow.
+// beyond MaxTick. O(1); it allocates only when the wheel's free chunks run
+// out.
 func (w *Hashed[V]) ScheduleAfter(h *Holder, delay uint64, v V) {
 	d := afterNow("ScheduleAfter", w.s.now, delay)
 	switch {
 	case w.s.pushBack(h, d, v):
-	case h.link.Bucket == 0 && delay > 0 && w.s.buckets != nil:
+	case h.link.Chunk == 0 && delay > 0 && w.s.occupied != nil:
 		// As in Schedule.
 		w.sweepMin = min(w.sweepMin, d)
-		w.s.insert(&h.link, w.bucketFor(d), d, v)
+		w.s.entries.Push(w.bucketFor(d), &h.link, d, v)
 	default:
 		w.set(h, d, v, "ScheduleAfter")
 	}
@@ -144,10 +152,11 @@ func (w *Hashed[V]) ScheduleAfter(h *Holder, delay uint64, v V) {
 
 // ScheduleRange sets the timer of h to fire at a tick in [earliest, latest]
 // with value v. When h is already due inside the range it does nothing at
-// all, reading only the holder, as [Wheel.ScheduleRange] does. Otherwise it picks latest: a hashed wheel's timers do not move on their
+// all, reading only the holder, as [Wheel.ScheduleRange] does. Otherwise
+// it picks latest: a hashed wheel's timers do not move on their
 // own, so the latest tick leaves the most room for later calls to be
 // no-ops. A range wholly at or before Now fires at Now()+1. O(1); it
-// allocates only while buckets grow.
+// allocates only when the wheel's free chunks run out.
 //
 // It panics, before changing anything, if earliest > latest, latest is
 // beyond MaxTick, or h is not a holder of this wheel (see Schedule).
@@ -168,31 +177,30 @@ func (w *Hashed[V]) set(h *Holder, d uint64, v V, op string) {
 	if d <= w.s.now {
 		d = w.s.next(op)
 	}
-	if h.link.Bucket == 0 {
+	if h.link.Chunk == 0 {
 		w.ready()
 		w.sweepMin = min(w.sweepMin, d)
-		w.s.insert(&h.link, w.bucketFor(d), d, v)
+		w.s.entries.Push(w.bucketFor(d), &h.link, d, v)
 		return
 	}
-	from, b, i := w.s.locate(h, op)
-	if d >= b.At(i).Deadline {
-		w.s.postpone(h, b, i, d, v)
+	e := w.s.locate(h, op)
+	from := w.s.entries.BucketOf(&h.link)
+	if w.s.postpone(h, e, from, d, v) {
 		return
 	}
 	w.sweepMin = min(w.sweepMin, d)
-	w.s.move(h, from, b, i, w.bucketFor(d), d, v)
+	w.s.move(h, e, from, w.bucketFor(d), d, v)
 }
 
 // Cancel stops the timer of h and reports whether it was active. Cancelling
-// an inactive holder does nothing and returns false. O(1) amortized: a
-// bucket left a quarter full moves to a smaller array.
+// an inactive holder does nothing and returns false. O(1).
 //
 // It panics, before changing anything, if h is active but not in this wheel,
 // was copied, or was overwritten.
 func (w *Hashed[V]) Cancel(h *Holder) bool { return w.s.cancel(h) }
 
 // Len returns the number of active timers. O(1).
-func (w *Hashed[V]) Len() int { return w.s.live }
+func (w *Hashed[V]) Len() int { return w.s.entries.Entries() }
 
 // Now returns the last tick whose processing has begun. O(1).
 func (w *Hashed[V]) Now() uint64 { return w.s.now }
@@ -208,8 +216,7 @@ func (w *Hashed[V]) Now() uint64 { return w.s.now }
 //
 // It panics if to is beyond MaxTick or if called from an expiry callback.
 func (w *Hashed[V]) Advance(to uint64, expire func(V)) {
-	out := sink[V]{fn: expire}
-	w.advance("Advance", to, math.MaxInt, &out)
+	w.advance("Advance", to, math.MaxInt, expire)
 }
 
 // AdvanceLimit is Advance that fires, or moves to another bucket, at most n
@@ -223,8 +230,7 @@ func (w *Hashed[V]) Advance(to uint64, expire func(V)) {
 // Advance does, and panics if n <= 0 or as Advance does.
 func (w *Hashed[V]) AdvanceLimit(to uint64, n int, expire func(V)) bool {
 	checkMax("AdvanceLimit", n)
-	out := sink[V]{fn: expire}
-	return w.advance("AdvanceLimit", to, n, &out)
+	return w.advance("AdvanceLimit", to, n, expire)
 }
 
 // AppendExpired is AdvanceLimit that appends the value of each expired
@@ -232,26 +238,25 @@ func (w *Hashed[V]) AdvanceLimit(to uint64, n int, expire func(V)) bool {
 // allocates only if dst runs out of capacity.
 func (w *Hashed[V]) AppendExpired(dst []V, to uint64, n int) ([]V, bool) {
 	checkMax("AppendExpired", n)
-	out := sink[V]{dst: dst, collect: true}
-	done := w.advance("AppendExpired", to, n, &out)
-	return out.dst, done
+	done := w.advance("AppendExpired", to, n, func(v V) { dst = append(dst, v) })
+	return dst, done
 }
 
 // advance is what the three ways to advance share: the checks, the guard
 // against re-entry from a callback, and a wheel with no buckets, which has
 // nothing to fire.
-func (w *Hashed[V]) advance(op string, to uint64, limit int, out *sink[V]) bool {
+func (w *Hashed[V]) advance(op string, to uint64, limit int, deliver func(V)) bool {
 	checkTick(op, "to", to)
 	w.s.running.enter(op)
 	defer w.s.running.leave()
 	switch {
 	case to < w.s.now:
 		return true
-	case w.s.buckets == nil:
+	case w.s.occupied == nil:
 		w.s.now = to // no buckets, nothing to fire
 		return true
 	}
-	return w.walk(to, limit, out)
+	return w.walk(to, limit, deliver)
 }
 
 // NextExpiry returns the earliest tick at which Advance has work to do, or
@@ -263,13 +268,9 @@ func (w *Hashed[V]) advance(op string, to uint64, limit int, out *sink[V]) bool 
 // most one revolution. It allocates nothing.
 func (w *Hashed[V]) NextExpiry(limit uint64) uint64 {
 	now := w.s.now
-	if w.pending {
-		// The timers left may have been cancelled since.
-		for _, e := range w.s.buckets[now&w.mask].Entries() {
-			if e.Deadline == now {
-				return min(now, limit)
-			}
-		}
+	if w.pending && (!w.s.entries.Empty(w.firing) || w.dueIn(w.bucketFor(now), now)) {
+		// Timers of tick now are left, unless they were cancelled since.
+		return min(now, limit)
 	}
 	if limit <= now || w.Len() == 0 {
 		return limit
@@ -286,17 +287,35 @@ func (w *Hashed[V]) NextExpiry(limit uint64) uint64 {
 		if !ok {
 			break
 		}
-		for _, e := range w.s.buckets[t&w.mask].Entries() {
-			if e.Deadline == t {
-				return t
+		for c := w.s.entries.Tail(w.bucketFor(t)); c != 0; {
+			es, prev := w.s.entries.Chunk(c)
+			for i := range es {
+				if es[i].Deadline == t {
+					return t
+				}
+				earliest = min(earliest, es[i].Deadline)
 			}
-			earliest = min(earliest, e.Deadline)
+			c = prev
 		}
 		from = t + 1
 	}
 	// Either limit came first, or a whole revolution was visited and
 	// earliest is the true minimum.
 	return min(earliest, limit)
+}
+
+// dueIn reports whether bucket holds an entry to look at at tick t.
+func (w *Hashed[V]) dueIn(bucket int, t uint64) bool {
+	for c := w.s.entries.Tail(bucket); c != 0; {
+		es, prev := w.s.entries.Chunk(c)
+		for i := range es {
+			if es[i].Deadline == t {
+				return true
+			}
+		}
+		c = prev
+	}
+	return false
 }
 
 // nextOccupied returns the first tick in [from, to] whose bucket is
@@ -317,10 +336,10 @@ func (w *Hashed[V]) bucketFor(t uint64) int { return int(t & w.mask) }
 // O(1) per timer in it, due or not; empty buckets cost a bitmap test per
 // 64, and once it has swept a revolution it jumps to the earliest deadline.
 // A bounded one stops after firing or moving limit timers.
-func (w *Hashed[V]) walk(to uint64, limit int, out *sink[V]) bool {
+func (w *Hashed[V]) walk(to uint64, limit int, deliver func(V)) bool {
 	work := 0 // timers fired or moved, which limit bounds
 	if w.pending {
-		if !w.visit(w.s.now, &work, limit, out) {
+		if !w.visit(w.s.now, &work, limit, deliver) {
 			return false
 		}
 		w.pending = false
@@ -347,49 +366,72 @@ func (w *Hashed[V]) walk(to uint64, limit int, out *sink[V]) bool {
 		// pending stays set if visit stops at the limit, and also if an
 		// expiry callback panics, so the next Advance finishes the tick.
 		w.pending = true
-		if !w.visit(t, &work, limit, out) {
+		if !w.visit(t, &work, limit, deliver) {
 			return false
 		}
 		w.pending = false
 	}
 	w.s.now = max(w.s.now, to)
+	if w.s.now >= w.s.releaseAt {
+		w.s.release()
+	}
 	return true
 }
 
-// visit fires the timers of bucket t%Slots that are due at tick t, walking
-// the bucket from its end so that the swap-removes of firing, and any
-// cancels the callbacks make, only move already visited entries into the
-// unvisited part. It notes the deadlines it passes in sweepMin and returns
-// false if it stopped with work at limit.
-func (w *Hashed[V]) visit(t uint64, work *int, limit int, out *sink[V]) bool {
-	bucket := w.bucketFor(t)
-	b := &w.s.buckets[bucket]
-	for i := b.Len() - 1; i >= 0; i = min(i-1, b.Len()-1) {
-		e := b.At(i)
-		if e.Deadline != t {
-			w.sweepMin = min(w.sweepMin, e.Deadline)
-			continue
-		}
-		if *work == limit {
-			return false
-		}
-		*work++
-		if d := e.Link.Deadline; d > t { // postponed: place it by its deadline
-			w.sweepMin = min(w.sweepMin, d)
-			if w.bucketFor(d) == bucket {
-				e.Deadline = d
-			} else {
-				moved := w.s.drain(bucket, i)
-				w.s.insert(moved.Link, w.bucketFor(d), d, moved.Value)
-			}
-			continue
-		}
-		e1 := w.s.drain(bucket, i)
-		unlink(e1.Link)
-		out.deliver(e1.Value)
+// visit fires the timers of bucket t%Slots that are due at tick t, and
+// places those postponed in place there by their deadlines, firing or
+// moving at most limit-work of them, and notes the deadlines it passes in
+// sweepMin. It returns false if it stopped at limit. It goes in two steps:
+// gather moves the timers of tick t to the firing bucket, and the firing
+// bucket fires as a hierarchical wheel's level-0 slot does, so that the
+// callbacks, which may cancel or schedule anything, never run while the
+// bucket is being scanned.
+func (w *Hashed[V]) visit(t uint64, work *int, limit int, deliver func(V)) bool {
+	if *work += w.s.fire(w.firing, limit-*work, deliver); !w.s.entries.Empty(w.firing) {
+		return false // what a stopped visit left is fired first
 	}
-	// What fired or moved out may leave the bucket mostly empty for a
-	// revolution; give the memory back now rather than at the next cancel.
-	w.s.thin(b)
+	done := w.gather(t, work, limit)
+	*work += w.s.fire(w.firing, limit-*work, deliver)
+	return done && w.s.entries.Empty(w.firing)
+}
+
+// gather moves the timers of bucket t%Slots that are due at tick t to the
+// firing bucket, or, for those postponed in place, to where their deadlines
+// place them, which counts in work; at most limit-work of them, so that
+// firing those it gathered brings work to limit at most. It reports whether
+// it found every one. It scans the bucket from its end, so that the last
+// entry, which a removal moves into the hole, has been seen already.
+func (w *Hashed[V]) gather(t uint64, work *int, limit int) bool {
+	bucket := w.bucketFor(t)
+	n := limit - *work
+	for c := w.s.entries.Tail(bucket); c != 0; {
+		es, prev := w.s.entries.Chunk(c)
+		for i := len(es) - 1; i >= 0; i-- {
+			e := &es[i]
+			if e.Deadline != t {
+				w.sweepMin = min(w.sweepMin, e.Deadline)
+				continue
+			}
+			if n == 0 {
+				return false
+			}
+			n--
+			to, d := w.firing, e.Link.Deadline
+			if d > t { // postponed: place it by its deadline
+				w.sweepMin = min(w.sweepMin, d)
+				*work++
+				if to = w.bucketFor(d); to == bucket {
+					e.Deadline = d
+					continue
+				}
+			}
+			// The entry moved into es[i], if any, was seen; es stays valid
+			// for the entries before i, which this removal does not move,
+			// and chunk c is freed only once it is empty, at i == 0.
+			moved := w.s.entries.Remove(e.Link)
+			w.s.entries.Push(to, moved.Link, d, moved.Value)
+		}
+		c = prev
+	}
 	return true
 }

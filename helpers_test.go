@@ -10,7 +10,6 @@ package packwheel
 //	bounded_test.go     AdvanceLimit and AppendExpired stopping and resuming
 //	misuse_test.go      every refused call: its ErrMisuse message, and nothing changed
 //	alloc_test.go       zero allocations, operation by operation and in steady state
-//	arrays_test.go      how buckets keep, hand on and shelve arrays; size classes
 //	memory_test.go      memory per timer, and memory given back after a burst
 //	inline_test.go      the inlining the hot paths depend on
 //	clock_test.go       Clock at the extremes of time
@@ -56,3 +55,13 @@ func mustCheck(t *testing.T, w Timers[*conn]) {
 		t.Fatal(err)
 	}
 }
+
+// bucketOf returns the bucket of an active holder's entry, or -1.
+func (s *store[V]) bucketOf(h *Holder) int {
+	if s.entries.Find(&h.link) == nil {
+		return -1
+	}
+	return s.entries.BucketOf(&h.link)
+}
+
+func (w *Wheel[V]) bucketOf(h *Holder) int { return w.s.bucketOf(h) }

@@ -27,14 +27,14 @@ type Holder struct {
 
 // Active reports whether the timer is scheduled and has not yet fired or
 // been cancelled. O(1).
-func (h *Holder) Active() bool { return h.link.Bucket != 0 }
+func (h *Holder) Active() bool { return h.link.Chunk != 0 }
 
 // Deadline returns the tick the timer fires at, or 0 if it is not active.
 // It is the tick the wheel settled on: for a deadline already past when it
 // was scheduled, the next tick the wheel processes; for a range, the tick the
 // wheel chose inside it. O(1).
 func (h *Holder) Deadline() uint64 {
-	if h.link.Bucket == 0 {
+	if h.link.Chunk == 0 {
 		return 0
 	}
 	return h.link.Deadline
@@ -49,7 +49,7 @@ func (h *Holder) Deadline() uint64 {
 // range needs no other check.
 func (h *Holder) dueWithin(earliest, latest uint64) bool {
 	d := h.link.Deadline
-	return h.link.Bucket != 0 && d >= earliest && d <= latest && int64(latest) >= 0
+	return h.link.Chunk != 0 && d >= earliest && d <= latest && int64(latest) >= 0
 }
 
 // noCopy makes go vet's copylocks check report copies of a Holder.
@@ -57,19 +57,6 @@ type noCopy struct{}
 
 func (*noCopy) Lock()   {}
 func (*noCopy) Unlock() {}
-
-// A Link's Bucket holds the bucket number plus one, so that the zero Holder
-// is inactive. linkedBucket and linkTo are the only code that takes away or
-// adds the one; a zero Bucket, tested as such, means inactive.
-
-// linkedBucket returns the bucket of the entry that l is linked to. For an
-// unlinked l it returns 2^32-1, which is -1 where int is 32 bits: no
-// bucket, as callers compare it as a uint. So is a corrupted Bucket of 2^31
-// or more there; as a uint32, the result is Bucket-1 on every platform.
-func linkedBucket(l *packed.Link) int { return int(l.Bucket - 1) }
-
-// linkTo records in l that its entry is in bucket.
-func linkTo(l *packed.Link, bucket int) { l.Bucket = uint32(bucket + 1) }
 
 // unlink marks a holder inactive after its entry has left the wheel.
 func unlink(l *packed.Link) { *l = packed.Link{} }

@@ -24,28 +24,21 @@ func TestInlining(t *testing.T) {
 		t.Fatalf("go build -gcflags=-m: %v\n%s", err, out)
 	}
 	for _, f := range []string{
-		`\(\*store\[go\.shape\.[^]]+\]\)\.locate`,    // every operation on an active holder
-		`\(\*store\[go\.shape\.[^]]+\]\)\.pushBack`,  // Schedule's postpone in place
-		`\(\*store\[go\.shape\.[^]]+\]\)\.unkeep`,    // insert into an empty bucket that kept its array
-		`\(\*store\[go\.shape\.[^]]+\]\)\.overKept`,  // the end of every walk
-		`\(\*Wheel\[go\.shape\.[^]]+\]\)\.bucketFor`, // Schedule, cascade
+		`\(\*store\[go\.shape\.[^]]+\]\)\.locate`,      // every operation on an active holder
+		`\(\*store\[go\.shape\.[^]]+\]\)\.mayPostpone`, // pushBack, postpone
+		`\(\*Wheel\[go\.shape\.[^]]+\]\)\.bucketFor`,   // Schedule, cascade
 		`\(\*Hashed\[go\.shape\.[^]]+\]\)\.bucketFor`,
 		`levelFor`,
-		`linkedBucket`,
 		`\(\*Holder\)\.dueWithin`, // ScheduleRange's no-op
 		`checkTick`,
 		`afterNow`,
 		`\(\*reentry\)\.enter`,
 		`\(\*Wheel\[go\.shape\.[^]]+\]\)\.unhint`,
-		`bitset\.set`,
-		`bitset\.clear`,
 		// packed's generic methods are compiled, and reported, where
 		// this package instantiates them.
-		`packed\.\(\*Bucket\[go\.shape\.[^]]+\]\)\.Remove`, // store.cancel, with no call
-		`packed\.\(\*Bucket\[go\.shape\.[^]]+\]\)\.Push`,   // store.insert
-		`packed\.\(\*Bucket\[go\.shape\.[^]]+\]\)\.Pop`,    // Wheel.fire, once per timer
-		`packed\.\(\*Bucket\[go\.shape\.[^]]+\]\)\.Len`,
-		`packed\.\(\*Bucket\[go\.shape\.[^]]+\]\)\.Entries`,
+		`packed\.\(\*Store\[go\.shape\.[^]]+\]\)\.Find`,     // locate and pushBack
+		`packed\.\(\*Store\[go\.shape\.[^]]+\]\)\.BucketOf`, // pushBack
+		`packed\.\(\*Store\[go\.shape\.[^]]+\]\)\.Empty`,    // store.fire's loop
 	} {
 		if !regexp.MustCompile(`(?m): can inline ` + f + `( |$)`).Match(out) {
 			t.Errorf("%s no longer inlines", f)

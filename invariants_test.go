@@ -12,66 +12,90 @@ import (
 // NextExpiry's answer from the entries.
 type checker interface {
 	check() error
+	checkInCallback() error
+	checkCaughtUp() error
 	nextWork() uint64
 }
 
-// checkStore verifies what both wheels share, the invariants stated at
-// store and arrays: each entry's holder points back at it, each bucket's
-// occupancy bit says whether it holds entries, Len counts the entries, the
-// empty buckets that keep an array are marked and counted, and placed
-// accepts each entry's position.
-//
-// A holder linked from two entries needs no set of the holders seen: its
-// link names one bucket and index, so at most one of the two entries
-// passes the position check, and the other is reported there (as linked
-// twice when the position the link names holds an entry of the same
-// holder). That keeps this check, run after every step of the model tests,
-// free of a map insertion per entry.
-func checkStore[V any](s *store[V], placed func(bucket int, e *packed.Entry[V]) error) error {
-	n, kept := 0, 0
-	for bucket := range s.buckets {
-		b := &s.buckets[bucket]
-		if bit := s.occupied.has(bucket); bit != (b.Len() > 0) {
-			return fmt.Errorf("bucket %d: occupancy bit %v, length %d", bucket, bit, b.Len())
-		}
-		if bit, keeps := s.arrays.kept.has(bucket), b.Len() == 0 && b.Cap() > 0; bit != keeps {
-			return fmt.Errorf("bucket %d: kept bit %v, length %d capacity %d", bucket, bit, b.Len(), b.Cap())
-		} else if keeps {
-			kept += b.Cap()
-		}
-		for i := range b.Len() {
-			e := b.At(i)
-			l := e.Link
-			switch {
-			case l == nil:
-				return fmt.Errorf("bucket %d index %d: nil holder", bucket, i)
-			case linkedBucket(l) != bucket || int(l.Index) != i:
-				if lb, li := linkedBucket(l), int(l.Index); lb >= 0 && lb < len(s.buckets) && li < s.buckets[lb].Len() && s.buckets[lb].At(li).Link == l {
-					return fmt.Errorf("bucket %d index %d: holder linked twice, also from bucket %d index %d", bucket, i, lb, li)
-				}
-				return fmt.Errorf("bucket %d index %d: holder says bucket %d index %d", bucket, i, linkedBucket(l), l.Index)
-			case l.Deadline < e.Deadline:
-				return fmt.Errorf("bucket %d index %d: holder deadline %d before entry's %d", bucket, i, l.Deadline, e.Deadline)
-			case e.Deadline < s.now:
-				return fmt.Errorf("bucket %d index %d: deadline %d before now %d", bucket, i, e.Deadline, s.now)
-			}
-			if err := placed(bucket, e); err != nil {
-				return fmt.Errorf("bucket %d index %d deadline %d now %d: %w", bucket, i, e.Deadline, s.now, err)
-			}
-			n++
-		}
-	}
-	if n != s.live {
-		return fmt.Errorf("Len %d, entries %d", s.live, n)
-	}
-	if kept != s.arrays.keptCap {
-		return fmt.Errorf("buckets keep arrays of %d entries, counted %d", kept, s.arrays.keptCap)
-	}
-	if s.running {
-		return fmt.Errorf("still marked as advancing")
+// checkCaughtUp verifies what holds once an Advance to now or later has
+// caught up: the walk, or the quiet path, has released the chunks due to
+// go back, so the next release is due after now.
+func checkCaughtUp[V any](s *store[V]) error {
+	if s.occupied != nil && s.now >= s.releaseAt {
+		return fmt.Errorf("caught up at %d with a release due at %d", s.now, s.releaseAt)
 	}
 	return nil
 }
+
+func (w *Wheel[V]) checkCaughtUp() error  { return checkCaughtUp(&w.s) }
+func (w *Hashed[V]) checkCaughtUp() error { return checkCaughtUp(&w.s) }
+
+// checkStore verifies what both wheels share, the invariants stated at
+// store and packed.Store: each entry's holder points back at it, each
+// bucket's occupancy bit says whether it holds entries, Len counts the
+// entries, no entry is due before now or after its holder, the next
+// release of unused chunks is due within Retain, and placed accepts each
+// entry's position.
+func checkStore[V any](s *store[V], inCallback bool, placed func(bucket int, e *packed.Entry[V]) error) error {
+	entries := !inCallback || s.entries.Entries() <= callbackEntries
+	if entries {
+		if err := s.entries.Check(); err != nil {
+			return err
+		}
+	}
+	n := 0
+	for bucket := range s.entries.Buckets() {
+		if bit := s.occupied.has(bucket); bit != !s.entries.Empty(bucket) {
+			return fmt.Errorf("bucket %d: occupancy bit %v, empty %v", bucket, bit, s.entries.Empty(bucket))
+		}
+		if s.entries.Len(bucket) != lenOf(s, bucket) {
+			return fmt.Errorf("bucket %d: length %d, entries %d", bucket, s.entries.Len(bucket), lenOf(s, bucket))
+		}
+		for c := s.entries.Tail(bucket); c != 0; {
+			es, prev := s.entries.Chunk(c)
+			c = prev
+			n += len(es)
+			if !entries {
+				continue
+			}
+			for i := range es {
+				e := &es[i]
+				l := e.Link
+				switch found := s.entries.Find(l); {
+				case found != e || s.entries.BucketOf(l) != bucket:
+					return fmt.Errorf("bucket %d chunk %d index %d: holder finds another entry or bucket", bucket, c, i)
+				case l.Deadline < e.Deadline:
+					return fmt.Errorf("bucket %d: holder deadline %d before entry's %d", bucket, l.Deadline, e.Deadline)
+				case e.Deadline < s.now:
+					return fmt.Errorf("bucket %d: deadline %d before now %d", bucket, e.Deadline, s.now)
+				case l.Deadline != e.Deadline && !s.mayPostpone(bucket):
+					return fmt.Errorf("bucket %d: timer postponed in place to %d, from %d", bucket, l.Deadline, e.Deadline)
+				}
+				if err := placed(bucket, e); err != nil {
+					return fmt.Errorf("bucket %d deadline %d now %d: %w", bucket, e.Deadline, s.now, err)
+				}
+			}
+		}
+	}
+	if n != s.entries.Entries() {
+		return fmt.Errorf("Len %d, entries %d", s.entries.Entries(), n)
+	}
+	if s.releaseAt > s.now+Retain {
+		return fmt.Errorf("chunks go back at %d, more than Retain after now %d", s.releaseAt, s.now)
+	}
+	if bool(s.running) != inCallback {
+		return fmt.Errorf("marked as advancing: %v, in a callback: %v", bool(s.running), inCallback)
+	}
+	return nil
+}
+
+// callbackEntries is how many timers a wheel may hold for checkStore to
+// check every entry from inside each expiry callback; above it, there it
+// checks what the wheel caches about its buckets (bits, counts, hints),
+// which costs O(buckets), and leaves the entries to the check after the
+// step: a crowd of 5,000 firing would otherwise cost 25 million entry
+// checks.
+const callbackEntries = 512
 
 // check verifies that every entry sits at level L slot s where s is the L-th
 // digit of its deadline: at level 0, within the 64 ticks from now (in now's
@@ -79,8 +103,14 @@ func checkStore[V any](s *store[V], placed func(bucket int, e *packed.Entry[V]) 
 // coarse level, in one of the 63 blocks of its ring after now's, or in
 // now's block only if a bounded advance left it, or a coarser slot of the
 // same tick, half moved down.
-func (w *Wheel[V]) check() error {
-	if w.s.buckets == nil {
+func (w *Wheel[V]) check() error { return w.checkState(false) }
+
+// checkInCallback is check from inside an expiry callback, where the
+// wheel is marked as advancing.
+func (w *Wheel[V]) checkInCallback() error { return w.checkState(true) }
+
+func (w *Wheel[V]) checkState(inCallback bool) error {
+	if w.s.occupied == nil {
 		return nil
 	}
 	now := w.s.now
@@ -93,16 +123,32 @@ func (w *Wheel[V]) check() error {
 	}
 	if w.hinted {
 		// A hint may be early (its bucket emptied since) but never late,
-		// nor name another bucket of its tick, which would go first.
+		// nor behind Now, nor name another bucket of its tick, which would
+		// go first; and no timer inserted later than hintUntil may come
+		// due by the hint's start.
 		bucket, start, ok := w.next()
 		switch {
+		case w.hint.start < now:
+			return fmt.Errorf("hint: hinted tick %d is behind now %d", w.hint.start, now)
 		case ok && start < w.hint.start:
 			return fmt.Errorf("hint: next work at %d, hinted %d", start, w.hint.start)
-		case ok && start == w.hint.start && bucket != w.hint.bucket && w.s.buckets[w.hint.bucket].Len() > 0:
+		case ok && start == w.hint.start && bucket != w.hint.bucket && !w.s.entries.Empty(w.hint.bucket):
 			return fmt.Errorf("hint: next work in bucket %d, hinted %d, at %d", bucket, w.hint.bucket, start)
 		}
+		// The earliest a timer due after hintUntil can come due is at
+		// hintUntil+1 or at the first tick of a block after it.
+		for l := range levelCount {
+			d := (blockOf(w.hintUntil, l) + 1) << levelShift(l)
+			if l == 0 || d > MaxTick || d <= w.hintUntil {
+				d = w.hintUntil + 1
+			}
+			if d <= MaxTick && d > now && w.dueAt(d) <= w.hint.start {
+				return fmt.Errorf("hint: a timer due %d, after hintUntil %d, comes due at %d, by the hinted %d",
+					d, w.hintUntil, w.dueAt(d), w.hint.start)
+			}
+		}
 	}
-	return checkStore(&w.s, func(bucket int, e *packed.Entry[V]) error {
+	return checkStore(&w.s, inCallback, func(bucket int, e *packed.Entry[V]) error {
 		l := levelOf(bucket)
 		s := bucket - bucketAt(l, 0)
 		d := e.Deadline
@@ -115,8 +161,6 @@ func (w *Wheel[V]) check() error {
 			return fmt.Errorf("level 0 holds a deadline 64 ticks or more away")
 		case l == 0 && (s == pos) != (d == now):
 			return fmt.Errorf("level 0 slot %d, now's slot %d", s, pos)
-		case l == 0 && e.Link.Deadline != d:
-			return fmt.Errorf("level 0 timer postponed in place to %d", e.Link.Deadline)
 		case l == 0:
 		case bucket == w.cascading-1:
 			// A coarse slot half moved down: its timers are due from now on.
@@ -133,25 +177,36 @@ func (w *Wheel[V]) check() error {
 	})
 }
 
+// dueAt returns the tick at which a timer inserted now for deadline d > now
+// comes due: the start of its block at the level it is placed in.
+func (w *Wheel[V]) dueAt(d uint64) uint64 {
+	l := levelFor(w.s.now, d)
+	return max(w.s.now, blockOf(d, l)<<levelShift(l))
+}
+
 // nextWork is NextExpiry's answer computed the slow way: the least tick at
 // which an entry must be visited, its deadline at level 0 and the start of
 // its block at a coarse level, but never before now.
 func (w *Wheel[V]) nextWork() uint64 {
 	least := uint64(math.MaxUint64)
-	for bucket := range w.s.buckets {
+	forEachEntry(&w.s, func(bucket int, e *packed.Entry[V]) {
 		l := levelOf(bucket)
-		for _, e := range w.s.buckets[bucket].Entries() {
-			least = min(least, max(w.s.now, blockOf(e.Deadline, l)<<levelShift(l)))
-		}
-	}
+		least = min(least, max(w.s.now, blockOf(e.Deadline, l)<<levelShift(l)))
+	})
 	return least
 }
 
 // check verifies that every entry sits in bucket deadline%Slots, that
 // timers of tick now remain only after an unfinished visit, and that a sweep
 // spanning a revolution bounds every deadline.
-func (w *Hashed[V]) check() error {
-	if w.s.buckets == nil {
+func (w *Hashed[V]) check() error { return w.checkState(false) }
+
+// checkInCallback is check from inside an expiry callback, where the
+// wheel is marked as advancing.
+func (w *Hashed[V]) checkInCallback() error { return w.checkState(true) }
+
+func (w *Hashed[V]) checkState(inCallback bool) error {
+	if w.s.occupied == nil {
 		return nil
 	}
 	// The sweep has seen the buckets of ticks sweepFrom..now, but not all of
@@ -161,8 +216,12 @@ func (w *Hashed[V]) check() error {
 		seen--
 	}
 	swept := w.sweepFrom <= w.s.now+1 && seen >= uint64(w.slots) && seen <= w.s.now+1
-	return checkStore(&w.s, func(bucket int, e *packed.Entry[V]) error {
+	return checkStore(&w.s, inCallback, func(bucket int, e *packed.Entry[V]) error {
 		switch {
+		case bucket == w.firing:
+			if e.Deadline != w.s.now || !w.pending {
+				return fmt.Errorf("firing bucket holds a timer of %d, now %d, pending %v", e.Deadline, w.s.now, w.pending)
+			}
 		case w.bucketFor(e.Deadline) != bucket:
 			return fmt.Errorf("deadline in the wrong bucket")
 		case e.Deadline == w.s.now && !w.pending:
@@ -179,10 +238,30 @@ func (w *Hashed[V]) check() error {
 // timer was postponed in place.
 func (w *Hashed[V]) nextWork() uint64 {
 	least := uint64(math.MaxUint64)
-	for bucket := range w.s.buckets {
-		for _, e := range w.s.buckets[bucket].Entries() {
-			least = min(least, e.Deadline)
+	forEachEntry(&w.s, func(_ int, e *packed.Entry[V]) { least = min(least, e.Deadline) })
+	return least
+}
+
+// forEachEntry calls f with every entry of s and its bucket.
+func forEachEntry[V any](s *store[V], f func(bucket int, e *packed.Entry[V])) {
+	for bucket := range s.entries.Buckets() {
+		for c := s.entries.Tail(bucket); c != 0; {
+			es, prev := s.entries.Chunk(c)
+			for i := range es {
+				f(bucket, &es[i])
+			}
+			c = prev
 		}
 	}
-	return least
+}
+
+// lenOf counts the entries of bucket in its chunks.
+func lenOf[V any](s *store[V], bucket int) int {
+	n := 0
+	for c := s.entries.Tail(bucket); c != 0; {
+		es, prev := s.entries.Chunk(c)
+		n += len(es)
+		c = prev
+	}
+	return n
 }

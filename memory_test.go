@@ -23,7 +23,7 @@ func heapInUse() uint64 {
 // with an 8-byte value, 30 s ahead at 1 ms ticks, either bunched within one
 // second (a burst of new connections) or spread over the 30 s (timeouts in
 // steady state), and checks that firing or cancelling them all gives that
-// memory back.
+// memory back within two Retain periods.
 func TestMemoryPerTimer(t *testing.T) {
 	if testing.Short() {
 		t.Skip("allocates a million timers")
@@ -60,6 +60,7 @@ func TestMemoryPerTimer(t *testing.T) {
 						}
 					}
 					require.Zero(t, w.Len())
+					idle(w, 2*Retain)
 					after := heapInUse()
 					t.Logf("%s: %d KiB kept after the burst drained (was %d KiB)", k.name, (int64(after)-int64(base))>>10, (full-base)>>10)
 					require.Less(t, int64(after)-int64(base), int64(1<<20), "memory not given back")
@@ -102,6 +103,7 @@ func TestMemoryAfterBurstWithSurvivors(t *testing.T) {
 			}
 			w.Advance(1300, nil)
 			require.Equal(t, survivors, w.Len())
+			idle(w, 2*Retain)
 			after := heapInUse()
 			t.Logf("%s: %d KiB for the survivors, %d KiB after the burst fired",
 				k.name, (withSurvivors-base)>>10, (int64(after)-int64(base))>>10)
@@ -112,36 +114,50 @@ func TestMemoryAfterBurstWithSurvivors(t *testing.T) {
 	}
 }
 
-// TestDrainEndingInACrowd checks that a burst whose last bucket to empty is
-// crowded gives its arrays back. That last release keeps the crowd's array
-// as an heir, and trimming the shelves only on ordinary releases left them
-// at the budget of the live timers before it: a hashed wheel kept 300,000
-// entries of spare arrays (7 MB) with no timer left.
-func TestDrainEndingInACrowd(t *testing.T) {
-	for _, k := range []struct {
-		name   string
-		make   func() Timers[int]
-		arrays func(Timers[int]) *arrays[int]
-	}{
-		{"hashed", func() Timers[int] { return new(Hashed[int]) },
-			func(w Timers[int]) *arrays[int] { return &w.(*Hashed[int]).s.arrays }},
-		{"wheel", func() Timers[int] { return new(Wheel[int]) },
-			func(w Timers[int]) *arrays[int] { return &w.(*Wheel[int]).s.arrays }},
-	} {
+// idle advances w by ticks, a 64th of Retain at a time, as a server's
+// loop advances its wheel while nothing is due.
+func idle[V any](w Timers[V], ticks uint64) {
+	for end := w.Now() + ticks; w.Now() < end; {
+		w.Advance(min(w.Now()+Retain/64, end), nil)
+	}
+}
+
+// TestMemoryAfterBurst checks the promise of Retain: a burst of timers that
+// fires leaves its chunks with the wheel, so that a wave that returns
+// within Retain ticks allocates nothing, and once no timer has needed
+// them for two periods they go back to the garbage collector.
+func TestMemoryAfterBurst(t *testing.T) {
+	if raceEnabled {
+		t.Skip("counts allocations")
+	}
+	const burst = 200_000
+	for _, k := range defaultWheelKinds {
 		t.Run(k.name, func(t *testing.T) {
 			w := k.make()
-			const buckets, each, crowd = 3000, 100, 200_000
-			holders := make([]Holder, buckets*each+crowd)
-			for i := range holders[:buckets*each] {
-				w.Schedule(&holders[i], 1+uint64(i/each), i)
+			conns := make([]conn, burst)
+			wave := func() {
+				now := w.Now()
+				for i := range conns {
+					w.Schedule(&conns[i].timer, now+1+uint64(i)%1000, &conns[i])
+				}
+				w.Advance(now+1000, nil)
 			}
-			for i := buckets * each; i < len(holders); i++ {
-				w.Schedule(&holders[i], buckets+1, i)
-			}
-			w.Advance(buckets+1, nil)
-			require.Zero(t, w.Len())
-			// The shelf may keep half of spareFloor, the empty buckets keptFloor.
-			require.LessOrEqual(t, k.arrays(w).spare(), spareFloor/2+keptFloor, "spare entries with no timer left")
+			base := heapInUse()
+			wave()
+			held := heapInUse()
+			idle(w, Retain-1000)
+			require.Zero(t, testing.AllocsPerRun(1, wave), "a wave that returns within Retain")
+			idle(w, 2*Retain)
+			after := heapInUse()
+			t.Logf("%s: %d KiB held after the burst, %d KiB two periods on", k.name, (int64(held)-int64(base))>>10, (int64(after)-int64(base))>>10)
+			require.Greater(t, int64(held)-int64(base), int64(burst*24), "the chunks were kept")
+			// What stays: the first chunk of each bucket the burst used
+			// (1000 of them, 96 bytes each), and the table of chunks, 32
+			// bytes for each chunk the burst used, in a slice grown by
+			// doubling: under an eighth of it all.
+			require.Less(t, int64(after)-int64(base), int64(held-base)/8, "the chunks went back")
+			runtime.KeepAlive(w)
+			runtime.KeepAlive(conns)
 		})
 	}
 }

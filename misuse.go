@@ -68,6 +68,6 @@ func (foreignHolder) Is(target error) bool { return target == ErrMisuse }
 
 func (f foreignHolder) Error() string {
 	return fmt.Sprintf("packwheel: %s: holder is not scheduled in this wheel "+
-		"(bucket %d, index %d): it was copied, belongs to another wheel, or was overwritten",
-		f.op, uint32(linkedBucket(&f.link)), f.link.Index)
+		"(chunk %d, index %d): it was copied, belongs to another wheel, or was overwritten",
+		f.op, f.link.Chunk, f.link.Index)
 }

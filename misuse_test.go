@@ -71,25 +71,25 @@ func TestMisuseHolders(t *testing.T) {
 		a, b := &conn{id: 1}, &conn{id: 2}
 		w.Schedule(&a.timer, 100, a)
 		w.Schedule(&b.timer, 100, b)
-		msg := func(op string, bucket, index int) string {
-			return "packwheel: " + op + ": holder is not scheduled in this wheel (bucket " +
-				itoa(bucket) + ", index " + itoa(index) + "): it was copied, belongs to another wheel, or was overwritten"
+		msg := func(op string, chunk, index int) string {
+			return "packwheel: " + op + ": holder is not scheduled in this wheel (chunk " +
+				itoa(chunk) + ", index " + itoa(index) + "): it was copied, belongs to another wheel, or was overwritten"
 		}
-		bucket := linkedBucket(&a.timer.link)
+		chunk := int(a.timer.link.Chunk)
 
 		t.Run("copied", func(t *testing.T) {
 			c := &conn{id: 3}
 			copyHolder(&c.timer, &a.timer)
 			require.True(t, c.timer.Active(), "a copy looks active")
 			idx := int(a.timer.link.Index)
-			requireRejected(t, w, a, msg("Cancel", bucket, idx), func() { w.Cancel(&c.timer) })
-			requireRejected(t, w, a, msg("Schedule", bucket, idx), func() { w.Schedule(&c.timer, 5, c) })
-			requireRejected(t, w, a, msg("ScheduleAfter", bucket, idx), func() { w.ScheduleAfter(&c.timer, 5, c) })
-			requireRejected(t, w, a, msg("ScheduleRange", bucket, idx), func() { w.ScheduleRange(&c.timer, 5, 9, c) })
+			requireRejected(t, w, a, msg("Cancel", chunk, idx), func() { w.Cancel(&c.timer) })
+			requireRejected(t, w, a, msg("Schedule", chunk, idx), func() { w.Schedule(&c.timer, 5, c) })
+			requireRejected(t, w, a, msg("ScheduleAfter", chunk, idx), func() { w.ScheduleAfter(&c.timer, 5, c) })
+			requireRejected(t, w, a, msg("ScheduleRange", chunk, idx), func() { w.ScheduleRange(&c.timer, 5, 9, c) })
 			// Later than the entry's deadline: what pushes a timer back in
 			// place must check the holder too.
-			requireRejected(t, w, a, msg("Schedule", bucket, idx), func() { w.Schedule(&c.timer, 500, c) })
-			requireRejected(t, w, a, msg("ScheduleAfter", bucket, idx), func() { w.ScheduleAfter(&c.timer, 500, c) })
+			requireRejected(t, w, a, msg("Schedule", chunk, idx), func() { w.Schedule(&c.timer, 500, c) })
+			requireRejected(t, w, a, msg("ScheduleAfter", chunk, idx), func() { w.ScheduleAfter(&c.timer, 500, c) })
 		})
 
 		t.Run("another wheel", func(t *testing.T) {
@@ -99,7 +99,7 @@ func TestMisuseHolders(t *testing.T) {
 				// At a's tick, so that in a wheel of a's kind c's bucket and
 				// index name a's entry.
 				o.Schedule(&c.timer, 100, c)
-				s, i := linkedBucket(&c.timer.link), int(c.timer.link.Index)
+				s, i := int(c.timer.link.Chunk), int(c.timer.link.Index)
 				requireRejected(t, w, a, msg("Cancel", s, i), func() { w.Cancel(&c.timer) })
 				requireRejected(t, w, a, msg("Schedule", s, i), func() { w.Schedule(&c.timer, 5, c) })
 				requireRejected(t, w, a, msg("Schedule", s, i), func() { w.Schedule(&c.timer, 500, c) })
@@ -111,14 +111,14 @@ func TestMisuseHolders(t *testing.T) {
 		t.Run("overwritten", func(t *testing.T) {
 			saved, n := a.timer.link, w.Len()
 			a.timer.link.Index = 7
-			require.Equal(t, msg("Cancel", bucket, 7), panicMessage(func() { w.Cancel(&a.timer) }))
-			linkTo(&a.timer.link, 1<<30-1)
-			require.Equal(t, msg("Schedule", 1<<30-1, 7), panicMessage(func() { w.Schedule(&a.timer, 3, a) }))
+			require.Equal(t, msg("Cancel", chunk, 7), panicMessage(func() { w.Cancel(&a.timer) }))
+			a.timer.link.Chunk = 1 << 30
+			require.Equal(t, msg("Schedule", 1<<30, 7), panicMessage(func() { w.Schedule(&a.timer, 3, a) }))
 			// Negative as 32-bit ints: refused on every platform.
-			a.timer.link.Bucket, a.timer.link.Index = 1<<31+5, 1<<31+7
-			require.Equal(t, "packwheel: Schedule: holder is not scheduled in this wheel (bucket 2147483652, index 2147483655): "+
+			a.timer.link.Chunk, a.timer.link.Index = 1<<31+5, 1<<31+7
+			require.Equal(t, "packwheel: Schedule: holder is not scheduled in this wheel (chunk 2147483653, index 2147483655): "+
 				"it was copied, belongs to another wheel, or was overwritten", panicMessage(func() { w.Schedule(&a.timer, 3, a) }))
-			require.Equal(t, "packwheel: Cancel: holder is not scheduled in this wheel (bucket 2147483652, index 2147483655): "+
+			require.Equal(t, "packwheel: Cancel: holder is not scheduled in this wheel (chunk 2147483653, index 2147483655): "+
 				"it was copied, belongs to another wheel, or was overwritten", panicMessage(func() { w.Cancel(&a.timer) }))
 			a.timer.link = saved
 			require.Equal(t, n, w.Len())
@@ -277,9 +277,9 @@ func TestAdvanceBackwards(t *testing.T) {
 			}
 			w.Advance(w.Now()+1, nil)
 		}
-		// Warm up: each bucket that fires keeps its array, for its next
-		// fill or as its group's heir (arrays.go).
-		for range 2 * 64 {
+		// Warm up: a revolution of the hashed wheel's 256 slots, so that
+		// every bucket has the first chunk it keeps while empty.
+		for range 2 * 256 {
 			nextTick()
 		}
 		require.Zero(t, testing.AllocsPerRun(100, nextTick))

@@ -8,7 +8,9 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // source feeds a harness its choices: a seeded generator in the random
@@ -53,6 +55,23 @@ type harness struct {
 	expire  func(int)
 	fired   int
 	steps   int
+	lastNow uint64 // Now as last seen: it never decreases
+	// progress, if set, counts the steps for the test's watchdog.
+	progress *atomic.Int64
+	// readOnly has the run's callbacks schedule nothing, only cancel and
+	// ask, so that an Advance can empty the wheel with callbacks inside.
+	readOnly bool
+	// calls bounds what a callback does, per run: none at all in some
+	// runs, so that a crowd fires without its bucket changing under it.
+	calls uint64
+	// rearm is the run's timeout, after which a firing timer re-arms
+	// itself, as a connection's idle timeout does: a crowd that fires
+	// re-arms into one slot.
+	rearm uint64
+	// near has the run's ticks fall mostly within two revolutions of
+	// level 0, whose slots then fill, fire, refill and empty by cancels
+	// in every order.
+	near bool
 }
 
 func newHarness(t testing.TB, w Timers[int], src source, timers int) *harness {
@@ -74,10 +93,17 @@ func (h *harness) failf(format string, args ...any) {
 // a level boundary.
 func (h *harness) tick() uint64 {
 	now := h.w.Now()
+	if h.near && h.n(4) != 0 {
+		return min(now-min(now, h.n(2))+h.n(2*levelSlots+2), MaxTick)
+	}
 	var d uint64
-	switch h.n(9) {
+	switch h.n(11) {
 	case 0:
 		return now - min(now, h.n(5)) // past or present
+	case 9: // level 0's slot of a tick just passed, a revolution on
+		return min(now-min(now, h.n(4))+levelSlots, MaxTick)
+	case 8: // the end of time, or just before it
+		return MaxTick - h.n(2)
 	case 1:
 		d = h.n(3)
 	case 2:
@@ -161,21 +187,112 @@ func (h *harness) schedule(id int) {
 	}
 }
 
+// scheduleAfter schedules timer id delay ticks from now.
+func (h *harness) scheduleAfter(id int, delay uint64) {
+	if h.w.Now() == MaxTick {
+		return // schedule checks the end of time
+	}
+	delay = min(delay, MaxTick-h.w.Now())
+	v := h.value(id)
+	h.w.ScheduleAfter(&h.holders[id], delay, v)
+	h.model.set(id, h.want(h.w.Now()+delay), v)
+}
+
 // crowd schedules many timers close together, so that one bucket, or one
-// coarse slot about to move down a level (and be presized), holds more than
-// 64 of them.
+// coarse slot about to move down a level, holds more than
+// 64 of them; in a run with thousands of timers, a crowd of 1,000 or more
+// at a single tick, as a burst of accepts makes.
 func (h *harness) crowd() {
 	if h.w.Now() == MaxTick { // schedule checks the end of time
 		return
 	}
 	base := h.tick()
-	spread := [...]uint64{1, 64, 4096}[h.n(3)]
-	for range h.n(uint64(len(h.holders)) + 1) {
-		id := h.id()
+	if h.n(2) == 0 { // level 0's slots, which fire and refill every 64 ticks
+		base = min(h.w.Now()+1+h.n(levelSlots-1), MaxTick)
+	}
+	spread := [...]uint64{1, 1, 64, 4096}[h.n(4)]
+	n := h.n(uint64(len(h.holders)) + 1)
+	if len(h.holders) >= 1000 && spread == 1 {
+		n = 1000 + h.n(uint64(len(h.holders))-999)
+	}
+	from := h.id() // a run of ids, so that the crowd has that many timers
+	for k := range n {
+		id := (from + int(k)) % len(h.holders)
 		d := min(base+h.n(spread), MaxTick)
 		v := h.value(id)
 		h.w.Schedule(&h.holders[id], d, v)
 		h.model.set(id, h.want(d), v)
+	}
+}
+
+// wave is a burst that comes and goes: a crowd at one tick, fired, and
+// then a few request timeouts in the slot it left, a revolution of level
+// 0 on, scheduled and cancelled in random order, so that the bucket that
+// held the crowd refills, empties by a cancel and shrinks.
+func (h *harness) wave() {
+	if h.w.Now() > MaxTick-4*levelSlots {
+		return
+	}
+	at := h.w.Now() + 1 + h.n(levelSlots-1)
+	n := 1 + h.n(uint64(len(h.holders)))
+	from := h.id()
+	for k := range n {
+		id := (from + int(k)) % len(h.holders)
+		v := h.value(id)
+		h.w.Schedule(&h.holders[id], at, v)
+		h.model.set(id, at, v)
+	}
+	// Then on, so that the slot's next revolution is level 0's.
+	to := at + 1 + h.n(levelSlots-1)
+	h.w.Advance(to, h.expire)
+	h.caughtUp(at-1, to)
+	var ids [8]int
+	scheduled := 0
+	for range h.n(uint64(len(ids)) + 1) {
+		if scheduled == 0 || h.n(3) == 0 {
+			id := h.id()
+			v := h.value(id)
+			d := at + levelSlots*(1+h.n(2))
+			h.w.Schedule(&h.holders[id], d, v)
+			h.model.set(id, d, v)
+			ids[scheduled] = id
+			scheduled++
+		} else {
+			h.cancel(ids[h.n(uint64(scheduled))])
+		}
+	}
+}
+
+// thin cancels most of the timers due near one timer's deadline, in the
+// order of their ids (not the order of their entries), leaving a few or
+// none, so that the buckets they share shrink chunk by chunk, one cancel at
+// a time, as request timeouts that complete do.
+func (h *harness) thin() {
+	id, ok := h.model.any(h.id())
+	if !ok {
+		return
+	}
+	d := h.model.deadline[id]
+	width := [...]uint64{0, 63, 4095}[h.n(3)]
+	if h.n(4) == 0 {
+		h.thinFrom(h.w.Now(), 1<<(6*h.n(4)), [...]uint64{0, 2, 8, 64}[h.n(4)])
+		return
+	}
+	h.thinFrom(d-min(d, width), 2*width, [...]uint64{0, 2, 8, 64}[h.n(4)])
+}
+
+// thinFrom cancels the timers due in [lo, lo+width], but for one in keep
+// (none when keep is 0), in the order of their ids. From Now on, it takes
+// what a bounded advance left of a tick or of a coarse slot half moved
+// down, and with it the move.
+func (h *harness) thinFrom(lo, width, keep uint64) {
+	hi := min(lo+min(width, MaxTick-lo), MaxTick)
+	from := h.id()
+	for k := range h.holders {
+		id := (from + k) % len(h.holders)
+		if d, ok := h.model.get(id); ok && d >= lo && d <= hi && (keep == 0 || h.n(keep) != 0) {
+			h.cancel(id)
+		}
 	}
 }
 
@@ -189,13 +306,17 @@ func (h *harness) cancel(id int) {
 
 func (h *harness) minDeadline() uint64 { return h.model.min() }
 
-// onExpire checks a firing timer against the model, then maybe changes
-// other timers from inside the callback.
+// onExpire checks a firing timer against the model and the wheel's
+// invariants, calls the methods a callback may call and checks their
+// answers, tries those it may not, and changes timers from inside the
+// callback: itself, bucket-mates due at the same tick, others.
 func (h *harness) onExpire(v int) {
 	now := h.w.Now()
 	id := h.idOf(v)
 	d, ok := h.model.get(id)
 	switch {
+	case now < h.lastNow:
+		h.failf("Now went back from %d to %d", h.lastNow, now)
 	case !ok:
 		h.failf("timer %d fired but is not active", id)
 	case v != h.model.value[id]:
@@ -207,21 +328,60 @@ func (h *harness) onExpire(v int) {
 	case h.holders[id].Active():
 		h.failf("timer %d still active in its callback", id)
 	}
+	h.lastNow = now
 	h.model.drop(id)
 	h.fired++
-	for range h.n(4) {
-		switch h.n(5) {
+	h.verifyInCallback()
+	for range h.n(h.calls + 1) {
+		op := h.n(9)
+		if h.readOnly && op != 1 && op != 3 && op != 4 {
+			op = 4 + h.n(2) // nextExpiry or reentry
+		}
+		switch op {
 		case 0: // reschedule itself, sometimes for a tick already passed
 			h.schedule(id)
+		case 6, 7: // re-arm itself after the run's timeout
+			h.scheduleAfter(id, h.rearm)
 		case 1: // cancel a bucket-mate due at the same tick, if any
 			if other, ok := h.model.dueAt(now, h.id()); ok {
 				h.cancel(other)
 			}
-		case 2:
+		case 2: // reschedule a bucket-mate due at the same tick, if any
+			if other, ok := h.model.dueAt(now, h.id()); ok {
+				h.schedule(other)
+			}
+		case 3:
 			h.cancel(h.id())
+		case 4:
+			h.nextExpiry()
+		case 5:
+			h.reentry()
 		default:
 			h.schedule(h.id())
 		}
+		h.verifyInCallback()
+	}
+}
+
+// reentry checks that a callback's Advance, AdvanceLimit or
+// AppendExpired is refused, and changes nothing.
+func (h *harness) reentry() {
+	now, n := h.w.Now(), h.w.Len()
+	to := now + min(h.n(100), MaxTick-now)
+	var msg string
+	switch h.n(3) {
+	case 0:
+		msg = panicMessage(func() { h.w.Advance(to, h.expire) })
+	case 1:
+		msg = panicMessage(func() { h.w.AdvanceLimit(to, 1, h.expire) })
+	default:
+		msg = panicMessage(func() { h.w.AppendExpired(nil, to, 1) })
+	}
+	if !strings.HasSuffix(msg, "called from an expiry callback") {
+		h.failf("an Advance from a callback: %q", msg)
+	}
+	if h.w.Now() != now || h.w.Len() != n {
+		h.failf("a refused Advance moved Now %d -> %d or Len %d -> %d", now, h.w.Now(), n, h.w.Len())
 	}
 }
 
@@ -229,14 +389,18 @@ func (h *harness) onExpire(v int) {
 // deadline, or before now.
 func (h *harness) advanceTarget() uint64 {
 	now := h.w.Now()
-	switch h.n(8) {
+	switch h.n(9) {
 	case 0:
 		return now - min(now, h.n(3))
 	case 1:
 		if m := h.minDeadline(); m != math.MaxUint64 {
 			return m
 		}
-	case 2:
+	case 2: // past the latest timer, if that is near: the wheel empties
+		if m, ok := h.model.max(); ok && m-now < 1e6 {
+			return min(m+h.n(3), MaxTick)
+		}
+	case 3:
 		return min(now+h.n(1e12), MaxTick)
 	}
 	return h.tick()
@@ -256,6 +420,15 @@ func (h *harness) advance() {
 			h.caughtUp(before, to)
 		} else if h.fired-firedBefore > n {
 			h.failf("AdvanceLimit(%d, %d) fired %d", to, n, h.fired-firedBefore)
+		} else if h.n(2) == 0 {
+			// A loop that stopped, then closes connections and asks when
+			// to wake: cancel what the stop left due in the block of one
+			// level from Now, keeping what is later, and ask.
+			h.thinFrom(h.w.Now(), 1<<(6*h.n(4)), 0)
+			if h.n(2) == 0 {
+				h.verify()
+				h.nextExpiry()
+			}
 		}
 	default:
 		n := int(1 + h.n(20))
@@ -285,6 +458,10 @@ func (h *harness) advance() {
 }
 
 func (h *harness) caughtUp(before, to uint64) {
+	h.t.Helper()
+	if err := h.chk.checkCaughtUp(); err != nil && to >= before {
+		h.failf("invariant: %v", err)
+	}
 	if want := max(before, to); h.w.Now() != want {
 		h.failf("Advance to %d from %d left now at %d", to, before, h.w.Now())
 	}
@@ -312,11 +489,30 @@ func (h *harness) nextExpiry() {
 // step runs one random operation and then checks everything.
 func (h *harness) step() {
 	h.steps++
+	if h.progress != nil {
+		h.progress.Add(1)
+	}
+	crowds := uint64(2) // percent of steps that crowd, and as many thin
+	if len(h.holders) >= 1000 {
+		crowds = 5
+	}
 	switch op := h.n(100); {
-	case op < 33:
+	case op < 33-2*crowds:
 		h.schedule(h.id())
-	case op < 35:
+	case op < 33-crowds:
 		h.crowd()
+	case op < 33:
+		if h.n(2) == 0 {
+			h.thin()
+		} else {
+			h.wave()
+		}
+	case op < 40: // a request's timeout: scheduled, and cancelled as it completes
+		id := h.id()
+		h.schedule(id)
+		if h.n(2) == 0 {
+			h.cancel(id)
+		}
 	case op < 50:
 		h.cancel(h.id())
 	case op < 85:
@@ -332,15 +528,37 @@ func (h *harness) verify() {
 	if err := h.chk.check(); err != nil {
 		h.failf("invariant: %v", err)
 	}
-	if h.w.Len() != h.model.len {
-		h.failf("Len %d, model %d", h.w.Len(), h.model.len)
-	}
+	h.verifyCommon()
 	for id := range h.holders {
 		d, ok := h.model.get(id)
 		hd := &h.holders[id]
 		if hd.Active() != ok || hd.Deadline() != d {
 			h.failf("holder %d: active %v deadline %d, model %v %d", id, hd.Active(), hd.Deadline(), ok, d)
 		}
+	}
+}
+
+// verifyInCallback checks the invariants from inside an expiry callback,
+// where the wheel is partway through a tick.
+func (h *harness) verifyInCallback() {
+	h.t.Helper()
+	if err := h.chk.checkInCallback(); err != nil {
+		h.failf("invariant, in a callback: %v", err)
+	}
+	h.verifyCommon()
+}
+
+// verifyCommon checks what holds inside and outside callbacks: Len agrees
+// with the model and Now never decreases.
+func (h *harness) verifyCommon() {
+	h.t.Helper()
+	if h.w.Len() != h.model.len {
+		h.failf("Len %d, model %d", h.w.Len(), h.model.len)
+	}
+	if now := h.w.Now(); now < h.lastNow {
+		h.failf("Now went back from %d to %d", h.lastNow, now)
+	} else {
+		h.lastNow = now
 	}
 }
 
@@ -354,6 +572,10 @@ func (h *harness) run() {
 	case 2: // near the end of time, where the top levels are used
 		start = MaxTick - h.n(1<<(20+h.n(40)))
 	}
+	h.readOnly = h.n(4) == 0
+	h.calls = [...]uint64{0, 2, 4}[h.n(3)]
+	h.near = h.n(3) == 0
+	h.rearm = [...]uint64{1, 63, 64, 65, 100, 4096, 4097}[h.n(7)]
 	h.w.Advance(start, h.expire)
 	for h.src.more() {
 		h.step()
@@ -381,6 +603,47 @@ func seed(t *testing.T) uint64 {
 	return s
 }
 
+// watchdog fails the test, naming its seed, if steps, the count of its
+// harnesses' steps, does not move for ten seconds: a loop that never ends
+// inside the wheel would otherwise hang until go test's timeout. The
+// returned function stops it.
+func watchdog(t *testing.T, seed uint64, steps *atomic.Int64) (stop func()) {
+	done := make(chan struct{})
+	go func() {
+		tick := time.NewTicker(time.Second)
+		defer tick.Stop()
+		last, since := steps.Load(), time.Now()
+		for {
+			select {
+			case <-done:
+				return
+			case now := <-tick.C:
+				if n := steps.Load(); n != last {
+					last, since = n, now
+				} else if now.Sub(since) >= 10*time.Second {
+					panic(fmt.Sprintf("%s: no step completed in 10 s: a loop that does not end (seed %d)", t.Name(), seed))
+				}
+			}
+		}
+	}()
+	return func() { close(done) }
+}
+
+// randomTime is how long each random test runs when RANDOM_TIME in the
+// environment gives a duration (CI gives one, with a fresh seed each run),
+// or zero to run randomOps operations.
+func randomTime(t *testing.T) time.Duration {
+	env := os.Getenv("RANDOM_TIME")
+	if env == "" {
+		return 0
+	}
+	d, err := time.ParseDuration(env)
+	if err != nil {
+		t.Fatalf("RANDOM_TIME=%q: %v", env, err)
+	}
+	return d
+}
+
 // randomOps is how many operations each random test runs: a million by
 // default, OPS in the environment to change it, a tenth with -short.
 func randomOps(t *testing.T) int {
@@ -399,15 +662,29 @@ func randomOps(t *testing.T) int {
 
 func testRandom(t *testing.T, mk func(r *rand.Rand) Timers[int]) {
 	s := seed(t)
-	ops := randomOps(t)
+	ops, until := randomOps(t), randomTime(t)
+	if until > 0 {
+		ops = math.MaxInt
+	}
+	deadline := time.Now().Add(until)
 	r := rand.New(rand.NewPCG(s, s^0x9e3779b97f4a7c15))
 	done := 0
+	var steps atomic.Int64
+	stop := watchdog(t, s, &steps)
+	defer stop()
 	// Several wheels of different sizes and timer counts, a million
-	// operations in all.
-	for done < ops {
+	// operations in all, or as many as RANDOM_TIME allows.
+	for done < ops && (until == 0 || time.Now().Before(deadline)) {
 		n := min(ops-done, 20_000+r.IntN(80_000))
 		timers := 1 + r.IntN(300)
+		if r.IntN(2) == 0 {
+			// Crowds of 1,000 to 5,000 timers at one tick; fewer
+			// operations, since every step checks every timer.
+			n = min(ops-done, 2_000+r.IntN(8_000))
+			timers = 1000 + r.IntN(4001)
+		}
 		h := newHarness(t, mk(r), &randSource{r: r, left: n}, timers)
+		h.progress = &steps
 		h.run()
 		done += n
 	}
@@ -415,10 +692,12 @@ func testRandom(t *testing.T, mk func(r *rand.Rand) Timers[int]) {
 }
 
 func TestWheelRandom(t *testing.T) {
+	t.Parallel()
 	testRandom(t, func(*rand.Rand) Timers[int] { return new(Wheel[int]) })
 }
 
 func TestHashedRandom(t *testing.T) {
+	t.Parallel()
 	testRandom(t, func(r *rand.Rand) Timers[int] {
 		return NewHashed[int](HashedOptions{Slots: 1 << r.IntN(9)})
 	})
@@ -513,6 +792,17 @@ func (m *model) min() uint64 {
 		m.fresh = true
 	}
 	return m.least
+}
+
+// max returns the latest deadline of the active timers, if any.
+func (m *model) max() (uint64, bool) {
+	latest, any := uint64(0), false
+	for id, ok := range m.active {
+		if ok {
+			latest, any = max(latest, m.deadline[id]), true
+		}
+	}
+	return latest, any
 }
 
 // any returns the first active id at or after from, wrapping around.

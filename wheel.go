@@ -20,8 +20,8 @@ import (
 // fired or moved (a timer moves down at most once per nonzero base-64 digit
 // of its deadline, plus once each time it was pushed back in place), so
 // crossing an hour of empty 1 ms ticks costs a few bitmap tests. Buckets
-// are packed arrays that the wheel reuses (see the package documentation
-// and arrays.go).
+// are chunks of entries that the wheel reuses (see the package
+// documentation).
 //
 // The zero value is an empty wheel at tick 0, ready to use; its 704 buckets
 // are allocated on first use. A Wheel must not be copied after first use. It
@@ -54,20 +54,20 @@ type hint struct {
 }
 
 // quietUntil reports whether the wheel knows it has nothing to do up to
-// and including tick to: its hint holds and starts later, and no move down
-// waits to be finished (a bounded advance's, whose slot cancels may have
-// emptied since).
+// and including tick to: its hint holds and starts later, and no chunks
+// are due to go back (store.release). A hint is never kept while a move
+// down waits to be finished: cascade drops it, and NextExpiry keeps one
+// only once the move is done.
 func (w *Wheel[V]) quietUntil(to uint64) bool {
-	return w.hinted && to < w.hint.start && w.cascading == 0
+	return w.hinted && to < w.hint.start && to < w.s.releaseAt
 }
 
 // unhint forgets the hint if a timer about to be inserted at deadline d
 // might come due no later than the hint's start (see hintUntil). A server
 // schedules far more timers than it has ticks with work, each later than
 // the next work, and keeping the hint lets every Advance up to there take
-// the quiet path (BenchmarkChurn and BenchmarkScheduleCancel in bench/: a
-// walk of the levels per tick was a tenth of ScheduleCancel's instructions
-// at 10k timers).
+// the quiet path (BenchmarkChurn and BenchmarkScheduleCancel in bench/,
+// which advance a tick every few operations).
 func (w *Wheel[V]) unhint(d uint64) {
 	if d <= w.hintUntil {
 		w.hinted = false
@@ -92,8 +92,10 @@ func (w *Wheel[V]) setHint(bucket int, start uint64) {
 }
 
 func (w *Wheel[V]) ready() {
-	if w.s.buckets == nil {
-		w.s.init(levelCount*levelSlots, wheelPolicy)
+	if w.s.occupied == nil {
+		// Level 0 holds exact ticks, so only coarser levels postpone in
+		// place.
+		w.s.init(levelCount*levelSlots, levelSlots, (levelCount-1)*levelSlots)
 	}
 }
 
@@ -110,38 +112,39 @@ func (w *Wheel[V]) bucketFor(d uint64) int {
 // and is placed by it when its slot comes due, as it would have been moved
 // down then anyway: pushing an idle timeout back touches one entry and moves
 // nothing. Otherwise an active timer moves, in place when its bucket does
-// not change. O(1); it allocates only while buckets grow.
+// not change. O(1); it allocates only when the wheel's free chunks run out
+// (see the package documentation).
 //
 // It panics, before changing anything, if deadline is beyond MaxTick or h is
 // active in another wheel, was copied, or was overwritten.
 func (w *Wheel[V]) Schedule(h *Holder, deadline uint64, v V) {
 	checkTick("Schedule", "deadline", deadline)
 	switch {
-	case h.link.Bucket == 0 && deadline > w.s.now && w.s.buckets != nil:
+	case h.link.Chunk == 0 && deadline > w.s.now && w.s.occupied != nil:
 		// The timer of a holder that is not scheduled, fired say, goes
 		// straight in.
 		w.unhint(deadline)
-		w.s.insert(&h.link, w.bucketFor(deadline), deadline, v)
-	// Level 0 holds exact ticks, so only coarser levels postpone in place.
-	case linkedBucket(&h.link) >= levelSlots && w.s.pushBack(h, deadline, v):
+		w.s.entries.Push(w.bucketFor(deadline), &h.link, deadline, v)
+	case w.s.pushBack(h, deadline, v):
 	default:
 		w.set(h, deadline, v, "Schedule")
 	}
 }
 
 // ScheduleAfter is Schedule(h, w.Now()+delay, v). It panics if that is
-// beyond MaxTick. O(1); it allocates only while buckets grow.
+// beyond MaxTick. O(1); it allocates only when the wheel's free chunks run
+// out.
 func (w *Wheel[V]) ScheduleAfter(h *Holder, delay uint64, v V) {
 	d := afterNow("ScheduleAfter", w.s.now, delay)
 	switch {
-	case h.link.Bucket == 0 && delay-1 < levelSlots-1 && w.s.buckets != nil:
+	case h.link.Chunk == 0 && delay-1 < levelSlots-1 && w.s.occupied != nil:
 		// As in Schedule; a delay of 1 to 63 ticks is level 0's.
 		w.unhint(d)
-		w.s.insert(&h.link, int(d&(levelSlots-1)), d, v)
-	case h.link.Bucket == 0 && delay > 0 && w.s.buckets != nil:
+		w.s.entries.Push(int(d&(levelSlots-1)), &h.link, d, v)
+	case h.link.Chunk == 0 && delay > 0 && w.s.occupied != nil:
 		w.unhint(d)
-		w.s.insert(&h.link, w.bucketFor(d), d, v)
-	case linkedBucket(&h.link) >= levelSlots && w.s.pushBack(h, d, v):
+		w.s.entries.Push(w.bucketFor(d), &h.link, d, v)
+	case w.s.pushBack(h, d, v):
 	default:
 		w.set(h, d, v, "ScheduleAfter")
 	}
@@ -158,8 +161,8 @@ func (w *Wheel[V]) ScheduleAfter(h *Holder, delay uint64, v V) {
 // from max(earliest, Now()+1) to latest (the last n/2+1 of n ticks, rounded
 // down: 3 of 4, 3 of 5), the tick that will move the timer between levels
 // the fewest times, and among those the latest (TestPickHalf). A range
-// wholly at or before Now fires at Now()+1. O(1); it allocates only while
-// buckets grow.
+// wholly at or before Now fires at Now()+1. O(1); it allocates only when
+// the wheel's free chunks run out.
 //
 // It panics, before changing anything, if earliest > latest, latest is
 // beyond MaxTick, or h is not a holder of this wheel (see Schedule).
@@ -171,9 +174,9 @@ func (w *Wheel[V]) ScheduleRange(h *Holder, earliest, latest uint64, v V) {
 
 // setRange is ScheduleRange for a timer not already due in the range, out
 // of line so that the no-op saves nothing to the stack: with this inline,
-// the compiler spilled all four arguments before the test, and the no-op
-// took 21 instructions to the list wheel's 15 (callgrind, bench's work
-// units, where nearly every idle re-arm is one; 17 now).
+// the compiler spilled all four arguments before the test (bench's work
+// units, where nearly every idle re-arm is a no-op; their instruction
+// counts are in bench/results/instructions.txt).
 func (w *Wheel[V]) setRange(h *Holder, earliest, latest uint64, v V) {
 	checkRange("ScheduleRange", earliest, latest)
 	w.set(h, w.pick(earliest, latest), v, "ScheduleRange")
@@ -239,32 +242,30 @@ func (w *Wheel[V]) set(h *Holder, d uint64, v V, op string) {
 	if d <= w.s.now {
 		d = w.s.next(op)
 	}
-	if h.link.Bucket == 0 {
+	if h.link.Chunk == 0 {
 		w.ready()
 		w.unhint(d)
-		w.s.insert(&h.link, w.bucketFor(d), d, v)
+		w.s.entries.Push(w.bucketFor(d), &h.link, d, v)
 		return
 	}
-	from, b, i := w.s.locate(h, op)
-	// Level 0 holds exact ticks, so only coarser levels postpone in place.
-	if from >= levelSlots && d >= b.At(i).Deadline {
-		w.s.postpone(h, b, i, d, v)
+	e := w.s.locate(h, op)
+	from := w.s.entries.BucketOf(&h.link)
+	if w.s.postpone(h, e, from, d, v) {
 		return
 	}
 	w.unhint(d)
-	w.s.move(h, from, b, i, w.bucketFor(d), d, v)
+	w.s.move(h, e, from, w.bucketFor(d), d, v)
 }
 
 // Cancel stops the timer of h and reports whether it was active. Cancelling
-// an inactive holder does nothing and returns false. O(1) amortized: a
-// bucket left a quarter full moves to a smaller array.
+// an inactive holder does nothing and returns false. O(1).
 //
 // It panics, before changing anything, if h is active but not in this wheel,
 // was copied, or was overwritten.
 func (w *Wheel[V]) Cancel(h *Holder) bool { return w.s.cancel(h) }
 
 // Len returns the number of active timers. O(1).
-func (w *Wheel[V]) Len() int { return w.s.live }
+func (w *Wheel[V]) Len() int { return w.s.entries.Entries() }
 
 // Now returns the last tick whose processing has begun. O(1).
 func (w *Wheel[V]) Now() uint64 { return w.s.now }
@@ -279,8 +280,7 @@ func (w *Wheel[V]) Now() uint64 { return w.s.now }
 //
 // It panics if to is beyond MaxTick or if called from an expiry callback.
 func (w *Wheel[V]) Advance(to uint64, expire func(V)) {
-	out := sink[V]{fn: expire}
-	w.advance("Advance", to, math.MaxInt, &out)
+	w.advance("Advance", to, math.MaxInt, expire)
 }
 
 // AdvanceLimit is Advance that fires, or moves down a level, at most n
@@ -294,8 +294,7 @@ func (w *Wheel[V]) Advance(to uint64, expire func(V)) {
 // n <= 0 or as Advance does.
 func (w *Wheel[V]) AdvanceLimit(to uint64, n int, expire func(V)) bool {
 	checkMax("AdvanceLimit", n)
-	out := sink[V]{fn: expire}
-	return w.advance("AdvanceLimit", to, n, &out)
+	return w.advance("AdvanceLimit", to, n, expire)
 }
 
 // AppendExpired is AdvanceLimit that appends the value of each expired
@@ -303,15 +302,14 @@ func (w *Wheel[V]) AdvanceLimit(to uint64, n int, expire func(V)) bool {
 // allocates only if dst runs out of capacity.
 func (w *Wheel[V]) AppendExpired(dst []V, to uint64, n int) ([]V, bool) {
 	checkMax("AppendExpired", n)
-	out := sink[V]{dst: dst, collect: true}
-	done := w.advance("AppendExpired", to, n, &out)
-	return out.dst, done
+	done := w.advance("AppendExpired", to, n, func(v V) { dst = append(dst, v) })
+	return dst, done
 }
 
 // advance is what the three ways to advance share: the checks, the guard
 // against re-entry from a callback, the quiet path, and a wheel with no
 // buckets, which has nothing to fire.
-func (w *Wheel[V]) advance(op string, to uint64, limit int, out *sink[V]) bool {
+func (w *Wheel[V]) advance(op string, to uint64, limit int, deliver func(V)) bool {
 	checkTick(op, "to", to)
 	w.s.running.enter(op)
 	if w.quietUntil(to) {
@@ -328,11 +326,11 @@ func (w *Wheel[V]) advance(op string, to uint64, limit int, out *sink[V]) bool {
 	switch {
 	case to < w.s.now:
 		return true
-	case w.s.buckets == nil:
+	case w.s.occupied == nil:
 		w.s.now = to // no buckets, nothing to fire
 		return true
 	}
-	return w.walk(to, limit, out)
+	return w.walk(to, limit, deliver)
 }
 
 // NextExpiry returns the earliest tick at which Advance has work to do, or
@@ -344,14 +342,22 @@ func (w *Wheel[V]) advance(op string, to uint64, limit int, out *sink[V]) bool {
 // coarse slot half moved.
 // O(levels); it allocates nothing.
 func (w *Wheel[V]) NextExpiry(limit uint64) uint64 {
-	if w.cascading != 0 && w.s.buckets[w.cascading-1].Len() > 0 {
-		return min(w.s.now, limit)
+	if w.cascading != 0 {
+		if !w.s.entries.Empty(w.cascading - 1) {
+			return min(w.s.now, limit)
+		}
+		w.cascading = 0 // cancels emptied the slot: nothing is left to move
 	}
 	bucket, start, ok := w.next()
 	if !ok {
 		return limit
 	}
-	w.setHint(bucket, start)
+	if !w.s.running {
+		// From an expiry callback the answer is for a tick the walk
+		// running it moves past; a hint kept from there would outlive
+		// the walk (TestEarlyFireAfterNextExpiryInCallback).
+		w.setHint(bucket, start)
+	}
 	return min(start, limit)
 }
 
@@ -385,8 +391,8 @@ func (w *Wheel[V]) next() (bucket int, start uint64, ok bool) {
 		// Once a level's next block starts after the best slot, so does
 		// every coarser level's, and its timers are not looked at
 		// either, occupied or not: the levels above the timers' own
-		// cost no test (bench's work units: next walked all eleven, a
-		// twelfth of the hierarchical wheel's instructions).
+		// cost no test (bench's work units, which ask for the next work
+		// at every step).
 		if ok && now&(1<<shift-1) != 0 && (blockOf(now, l)+1)<<shift > start {
 			break
 		}
@@ -411,7 +417,7 @@ func (w *Wheel[V]) next() (bucket int, start uint64, ok bool) {
 // crosses, and a bounded one fires or moves down a level at most limit
 // timers, with every occupied slot it reaches giving it one, so
 // O(limit·levels) at most.
-func (w *Wheel[V]) walk(to uint64, limit int, out *sink[V]) bool {
+func (w *Wheel[V]) walk(to uint64, limit int, deliver func(V)) bool {
 	work := 0 // timers fired or moved, which limit bounds
 	if w.cascading != 0 {
 		if !w.cascade(w.cascading-1, &work, limit) {
@@ -443,7 +449,7 @@ func (w *Wheel[V]) walk(to uint64, limit int, out *sink[V]) bool {
 			}
 			continue
 		}
-		if !w.fire(bucket, &work, limit, out) {
+		if work += w.s.fire(bucket, limit-work, deliver); !w.s.entries.Empty(bucket) {
 			return false
 		}
 		if start == to {
@@ -455,33 +461,8 @@ func (w *Wheel[V]) walk(to uint64, limit int, out *sink[V]) bool {
 	if to > w.s.now {
 		w.s.now = to
 	}
-	if w.s.overKept() { // for the slots that fired
-		w.s.reclaim()
-	}
-	return true
-}
-
-// fire fires the timers of level-0 bucket, whose tick is Now, last first
-// so that each leaves its bucket without moving another, and stops when
-// work reaches limit. No callback can add to the bucket: what they
-// schedule is due after Now. The bucket keeps its array for its next fill,
-// 64 ticks on (see store.keep).
-func (w *Wheel[V]) fire(bucket int, work *int, limit int, out *sink[V]) bool {
-	b := &w.s.buckets[bucket]
-	for b.Len() > 0 {
-		if *work == limit {
-			return false
-		}
-		e := b.Pop()
-		w.s.live--
-		if b.Len() == 0 { // before the last callback, which may panic
-			// Level 0 has no heirs: the slot refills within 64 ticks.
-			w.s.occupied.clear(bucket)
-			w.s.keep(bucket, b)
-		}
-		unlink(e.Link)
-		*work++
-		out.deliver(e.Value)
+	if w.s.now >= w.s.releaseAt {
+		w.s.release()
 	}
 	return true
 }
@@ -494,45 +475,15 @@ func (w *Wheel[V]) fire(bucket int, work *int, limit int, out *sink[V]) bool {
 // resume.
 func (w *Wheel[V]) cascade(bucket int, work *int, limit int) bool {
 	w.hinted = false // walk computes it again once it is done
-	if n := w.s.buckets[bucket].Len(); n >= presizeFrom && n <= limit-*work {
-		w.presize(bucket)
-	}
-	for w.s.buckets[bucket].Len() > 0 {
+	for !w.s.entries.Empty(bucket) {
 		if *work == limit {
 			return false
 		}
-		e := w.s.drain(bucket, w.s.buckets[bucket].Len()-1)
+		e := w.s.entries.Pop(bucket)
 		d := e.Link.Deadline
-		w.s.insert(e.Link, w.bucketFor(d), d, e.Value)
+		w.s.entries.Push(w.bucketFor(d), e.Link, d, e.Value)
 		*work++
 	}
 	w.cascading = 0
 	return true
-}
-
-// presize grows each bucket of the levels below that the timers of a
-// coarse bucket, about to move down, will land in, once and to the size it
-// will reach. Otherwise the dozens of buckets that a crowded slot spreads
-// into all grow at the same moment a class at a time, which needs more
-// spare arrays at once than the shelf keeps and has it allocate on every
-// rotation. Each goes to the level of its deadline's highest nonzero
-// digit below the slot's level (level 0 within 64 ticks). It counts by the
-// entries' own deadlines, which are sequential in memory; a timer postponed in
-// place moves further than that, so its bucket may end up a little larger
-// than needed, never too small to work. O(entries in the bucket), done only
-// when the whole bucket moves in one call, so that AdvanceLimit still
-// bounds the work of one call.
-func (w *Wheel[V]) presize(bucket int) {
-	below := bucketAt(levelOf(bucket), 0) // the first bucket of its level
-	var count [(levelCount - 1) * levelSlots]int32
-	for _, e := range w.s.buckets[bucket].Entries() {
-		if to := w.bucketFor(e.Deadline); to < below {
-			count[to]++
-		}
-	}
-	for to, n := range count[:below] {
-		if n > 0 {
-			w.s.reserve(to, &w.s.buckets[to], int(n))
-		}
-	}
 }

@@ -52,9 +52,9 @@ func TestMovesCounted(t *testing.T) {
 		want := moves(now, d)
 		count := 0
 		for h.Active() {
-			level := levelOf(linkedBucket(&h.link))
+			level := levelOf(w.bucketOf(&h))
 			w.AdvanceLimit(d, 1, nil)
-			if h.Active() && levelOf(linkedBucket(&h.link)) != level {
+			if h.Active() && levelOf(w.bucketOf(&h)) != level {
 				count++
 			}
 		}
@@ -81,4 +81,55 @@ func TestPickHalf(t *testing.T) {
 		require.Equal(t, c.want, x.timer.Deadline(), "now %d, range [%d, %d]", c.now, c.earliest, c.latest)
 		mustCheck(t, &w)
 	}
+}
+
+// TestEarlyFireAfterNextExpiryInCallback is issue 28's first bug: a
+// NextExpiry from an expiry callback left a hint that outlived the
+// Advance, and the next Advance set Now back to it and fired a later
+// timer there.
+func TestEarlyFireAfterNextExpiryInCallback(t *testing.T) {
+	var w Wheel[int]
+	var h Holder
+	w.Schedule(&h, 10, 1)
+	w.Advance(100, func(v int) {
+		if v == 1 { // at tick 10: re-arm for tick 11, then ask for the next expiry
+			w.Schedule(&h, 11, 2)
+			w.NextExpiry(MaxTick)
+		}
+	})
+	w.Schedule(&h, 139, 3) // level 0, slot 139%64 == 11
+	fired := 0
+	w.Advance(200, func(v int) {
+		fired++
+		require.Equal(t, uint64(139), w.Now(), "timer %d (deadline 139) fired early", v)
+	})
+	require.Equal(t, 1, fired)
+	require.Equal(t, uint64(200), w.Now())
+}
+
+// TestStaleLevel0HeirPanics is issue 28's second bug: a level-0 slot's
+// kept array, named as its level's heir, was replaced by a smaller one
+// without the heir knowing, and the next slot to grow took it. Buckets of
+// chunks have no heirs; the sequence stays as a test of crowds that fire,
+// refill, empty by cancels and shrink in level 0.
+func TestStaleLevel0HeirPanics(t *testing.T) {
+	var w Wheel[int]
+	hs := make([]Holder, 1022)
+	for i := range hs { // level 1
+		w.Schedule(&hs[i], 64, i)
+	}
+	w.Advance(127, nil) // they fire at 64
+	for i := range 63 { // slot 1 (tick 129) grows to 63 entries
+		w.Schedule(&hs[i], 129, i)
+	}
+	a, b := &hs[1000], &hs[1001]
+	w.Schedule(a, 128, 0) // slot 0 refills...
+	w.Cancel(a)           // ...and empties by a cancel
+	w.Schedule(a, 128, 0)
+	w.Schedule(b, 128, 0)
+	w.Cancel(b)         // one entry left: slot 0 shrinks
+	w.Advance(128, nil) // fires a
+	w.Schedule(&hs[63], 129, 63)
+	require.Equal(t, 64, w.Len())
+	require.NoError(t, w.check())
 }

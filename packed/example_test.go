@@ -13,53 +13,57 @@ type timer struct {
 	link packed.Link
 }
 
-// A bucket removes by swapping the last entry into the hole and rewriting
-// that entry's Link.Index, so every owner still finds its entry in O(1).
-// The array is the owner's to give (Move); Link.Bucket is the owner's to
-// keep: here there is one bucket, number 0, recorded plus one.
-func ExampleBucket_Remove() {
-	var b packed.Bucket[*timer]
-	b.Move(make([]packed.Entry[*timer], 0, 8))
+// A store removes by moving its bucket's last entry into the hole and
+// rewriting that entry's Link, so every owner still finds its entry in
+// O(1).
+func ExampleStore_Remove() {
+	var s packed.Store[*timer]
+	s.Init(1)
 	timers := []*timer{{name: "a"}, {name: "b"}, {name: "c"}}
 	for i, t := range timers {
-		b.Push(uint64(10*(i+1)), &t.link, t)
-		t.link.Bucket, t.link.Deadline = 1, uint64(10*(i+1))
+		s.Push(0, &t.link, uint64(10*(i+1)), t)
 	}
-
 	fmt.Println("c at index", timers[2].link.Index)
 
 	a := timers[0]
-	e := b.Remove(int(a.link.Index))
+	e := s.Remove(&a.link)
 	*e.Link = packed.Link{} // a is no longer linked
 	fmt.Println("removed", e.Value.name)
 
 	for _, t := range timers[1:] {
-		fmt.Printf("%s at index %d, due %d\n", t.name, t.link.Index, b.At(int(t.link.Index)).Deadline)
+		e := s.Find(&t.link)
+		fmt.Printf("%s at index %d, due %d\n", t.name, t.link.Index, e.Deadline)
 	}
-	fmt.Println("len", b.Len(), "cap", b.Cap())
 	// Output:
 	// c at index 2
 	// removed a
 	// b at index 1, due 20
 	// c at index 0, due 30
-	// len 2 cap 8
 }
 
-// A full bucket grows by moving to a larger array its owner gives it; the
-// old array comes back emptied, for the owner to reuse.
-func ExampleBucket_Move() {
-	var b packed.Bucket[int]
-	links := make([]packed.Link, 3)
-	b.Move(make([]packed.Entry[int], 0, 2))
+// A bucket's chunks double from FirstChunk entries up to MaxChunk, and an
+// emptied chunk waits on a free list for the next bucket that needs one;
+// the bucket keeps its first chunk for its next fill.
+func ExampleStore_Push() {
+	var s packed.Store[int]
+	s.Init(2)
+	links := make([]packed.Link, 20)
 	for i := range links {
-		if b.Len() == b.Cap() {
-			old := b.Move(make([]packed.Entry[int], 0, 2*b.Cap()))
-			fmt.Println("grew from", cap(old), "to", b.Cap())
-		}
-		b.Push(uint64(i), &links[i], i)
+		s.Push(0, &links[i], 0, i)
 	}
-	fmt.Println("index of the last", links[2].Index)
+	for c := s.Tail(0); c != 0; {
+		es, prev := s.Chunk(c)
+		fmt.Println("chunk of", cap(es), "holds", len(es))
+		c = prev
+	}
+	for !s.Empty(0) {
+		s.Pop(0)
+	}
+	free, _ := s.Free()
+	fmt.Println("free chunks", free)
 	// Output:
-	// grew from 2 to 4
-	// index of the last 2
+	// chunk of 16 holds 8
+	// chunk of 8 holds 8
+	// chunk of 4 holds 4
+	// free chunks 2
 }

@@ -1,0 +1,102 @@
+package packed
+
+import "fmt"
+
+// Check verifies the store's invariants (see Store) and returns the first
+// violation, or nil: every chunk of every bucket, every free list and the
+// blanks, every entry's Link, and the counts the store keeps. O(chunks +
+// entries); for tests.
+func (s *Store[V]) Check() error {
+	owner := make([]int, len(s.chunks)) // per chunk: 1 + bucket, or -1 free, -2 blank
+	var total [sizes]int32
+	all := 0
+	for b, bk := range s.buckets {
+		t, entries := bk.tail, 0
+		for c := t; c != 0; {
+			if c > uint32(len(s.chunks)) {
+				return fmt.Errorf("bucket %d: chunk %d of %d", b, c, len(s.chunks))
+			}
+			ch := &s.chunks[c-1]
+			if owner[c-1] != 0 {
+				return fmt.Errorf("bucket %d: chunk %d also in %d", b, c, owner[c-1])
+			}
+			owner[c-1] = 1 + b
+			n, k := len(ch.entries), sizeOf(cap(ch.entries))
+			total[min(max(k, 0), sizes-1)]++
+			switch {
+			case int(ch.bucket) != b:
+				return fmt.Errorf("bucket %d: chunk %d says bucket %d", b, c, ch.bucket)
+			case cap(ch.entries) < FirstChunk<<k || k >= sizes:
+				return fmt.Errorf("bucket %d: chunk %d has capacity %d", b, c, cap(ch.entries))
+			case n == 0 && (c != t || bk.len != 0 || ch.prev != 0 || k != 0):
+				return fmt.Errorf("bucket %d: chunk %d is empty", b, c)
+			case c != t && n != cap(ch.entries):
+				return fmt.Errorf("bucket %d: chunk %d, not the tail, holds %d of %d", b, c, n, cap(ch.entries))
+			}
+			for i := range ch.entries {
+				e := &ch.entries[i]
+				if e.Link == nil || e.Link.Chunk != c || e.Link.Index != uint32(i) {
+					return fmt.Errorf("bucket %d chunk %d index %d: link %+v", b, c, i, e.Link)
+				}
+			}
+			entries += n
+			c = ch.prev
+		}
+		if entries != int(bk.len) {
+			return fmt.Errorf("bucket %d: %d entries, counted %d", b, entries, bk.len)
+		}
+		if bit := s.occupied[b>>6]>>(b&63)&1 != 0; bit != (entries > 0) {
+			return fmt.Errorf("bucket %d: occupancy bit %v, %d entries", b, bit, entries)
+		}
+		all += entries
+	}
+	if all != s.len {
+		return fmt.Errorf("%d entries, counted %d", all, s.len)
+	}
+	if n := len(s.buckets); n%64 != 0 && s.occupied[n/64]>>(n%64) != 0 {
+		return fmt.Errorf("occupancy bits past the last bucket: %x", s.occupied[n/64])
+	}
+	for k := range s.free {
+		f := &s.free[k]
+		n := int32(0)
+		for c := f.top; c != 0; c = s.chunks[c-1].prev {
+			ch := &s.chunks[c-1]
+			switch {
+			case owner[c-1] != 0:
+				return fmt.Errorf("free list %d: chunk %d also in %d", k, c, owner[c-1])
+			case ch.bucket != -1 || len(ch.entries) != 0 || sizeOf(cap(ch.entries)) != k:
+				return fmt.Errorf("free list %d: chunk %d of bucket %d, %d entries of %d", k, c, ch.bucket, len(ch.entries), cap(ch.entries))
+			}
+			for _, e := range ch.entries[:cap(ch.entries)] {
+				if e.Link != nil {
+					return fmt.Errorf("free list %d: chunk %d keeps an entry reachable", k, c)
+				}
+			}
+			owner[c-1] = -1
+			n++
+		}
+		if n != f.n || f.low > f.n || f.low < 0 {
+			return fmt.Errorf("free list %d: %d chunks, counted %d, low %d", k, n, f.n, f.low)
+		}
+		if total[k]+n != f.total {
+			return fmt.Errorf("size %d: %d chunks in buckets and %d free, counted %d", k, total[k], n, f.total)
+		}
+	}
+	n := 0
+	for c := s.blanks; c != 0; c = s.chunks[c-1].prev {
+		if owner[c-1] != 0 || s.chunks[c-1].entries != nil {
+			return fmt.Errorf("blank chunk %d: also in %d, or has an array", c, owner[c-1])
+		}
+		owner[c-1] = -2
+		n++
+	}
+	if n != s.nblank {
+		return fmt.Errorf("%d blank chunks, counted %d", n, s.nblank)
+	}
+	for c, o := range owner {
+		if o == 0 {
+			return fmt.Errorf("chunk %d is in no bucket, free list or blanks", c+1)
+		}
+	}
+	return nil
+}

@@ -1,0 +1,452 @@
+// Package packed stores timer entries by value in buckets of chunks: short
+// contiguous arrays, so that scanning a bucket walks memory in order instead
+// of chasing a pointer per entry, and so that a bucket grows and shrinks
+// without copying what it holds.
+//
+// Each entry points back at a [Link] owned by the caller, and the store
+// keeps the Link told where the entry is: Link.Chunk and Link.Index name
+// it, so every operation on a linked entry is O(1). Removing an entry moves
+// the bucket's last entry into the hole and rewrites that entry's Link.
+//
+// # Where entries live
+//
+// A bucket is a list of chunks that fills at its tail. Its first chunk
+// holds FirstChunk entries and each chunk after it twice the one before,
+// up to MaxChunk: a bucket of n entries holds fewer than MaxChunk spare
+// places, and one of a few entries holds a few. A chunk that its bucket
+// empties goes to the store's free list for its size, but for a bucket's
+// first chunk of FirstChunk entries, which the empty bucket keeps for its
+// next fill (a bucket that fills and fires every few ticks would otherwise
+// take and give back a chunk each time); and a bucket that
+// needs a chunk takes a free one before it allocates: of the size it
+// needs, or else of the nearest size there is, larger first. So timers
+// which come and go, one at a time or in waves, reuse the same memory, and
+// a wave that returns a little different from the last one finds it too.
+// The store holds an eighth more chunks of each size than its buckets
+// need at their peak (Headroom): when it runs out, it allocates that many
+// at once, and Release keeps that many. Release gives the garbage
+// collector the other free chunks that no bucket took since the Release
+// before; its caller calls it once per period of time, so a chunk unused
+// for a whole period goes back, and a wave that returns within a period
+// finds its chunks, as does one a little larger than the last. The
+// store's table of chunks keeps 32 bytes for the most chunks it has held
+// at once.
+//
+// The package is the storage layer of packwheel's wheels and knows nothing
+// about time. Nothing in it is safe for concurrent use.
+package packed
+
+import (
+	"math/bits"
+	"slices"
+)
+
+// FirstChunk is the number of entries of a bucket's first chunk, and
+// MaxChunk the most a chunk holds. A bucket's chunks double from FirstChunk
+// so that a bucket of a few timers, as most of a sparse hashed wheel's are,
+// holds a few spare places, and stop at MaxChunk so that a crowded bucket
+// holds fewer than MaxChunk spare places and its chunks are few bytes each
+// in the table (TestMemoryPerTimer bounds the bytes per timer).
+const (
+	FirstChunk = 4
+	MaxChunk   = 64
+)
+
+// sizes is the number of chunk sizes, FirstChunk to MaxChunk, doubling.
+const sizes = 5
+
+// Headroom is the share of the chunks its buckets need at their peak that
+// a store keeps beyond them, of each size: in a steady state, the peaks of
+// one period differ from the last's by the few chunks that a bucket's
+// timers spilling over into one more take, and without headroom each new
+// peak allocated them (TestRearmSteadyState, TestMemoryAfterBurst).
+const Headroom = 8 // an eighth
+
+// Link is the caller-owned half of an entry: where the entry lives and when
+// it is due. The store writes Chunk and Index; the caller writes Deadline.
+//
+// A Link must not be copied while linked: the entry points at the original.
+// Its zero value is unlinked. Like the store that points at it, it belongs
+// to one goroutine.
+type Link struct {
+	// Deadline is the tick the entry is due at, kept here so that callers
+	// can read it without touching the store.
+	Deadline uint64
+	// Chunk is the number of the entry's chunk plus one, so that a zero
+	// Link is unlinked.
+	Chunk uint32
+	// Index is the entry's position in its chunk.
+	Index uint32
+}
+
+// Entry is one timer stored inline in a chunk. A pointer to an entry is
+// valid until the store next changes.
+type Entry[V any] struct {
+	// Deadline is the tick at which the owner must look at the entry,
+	// kept inline so that scanning a bucket compares deadlines without
+	// following Link; the store never reads it. packwheel's wheels let it
+	// be earlier than Link.Deadline: a timer pushed back in place has only
+	// its Link updated, and is placed by Link.Deadline when this Deadline
+	// comes.
+	Deadline uint64
+	// Link is the caller's Link for the entry, which the store rewrites
+	// whenever the entry moves; never nil in a bucket.
+	Link *Link
+	// Value is the caller's payload, returned when the entry is removed.
+	// The store zeroes the place an entry leaves, so that a removed value
+	// does not stay reachable.
+	Value V
+}
+
+// chunk is one array of a bucket's entries, or a free one.
+type chunk[V any] struct {
+	// entries holds the chunk's entries; its capacity is the chunk's size,
+	// and nil means the array went back to the garbage collector.
+	entries []Entry[V]
+	// bucket is the bucket the chunk belongs to, or -1 while it is free.
+	bucket int32
+	// prev is the number, plus one, of the chunk before this one in its
+	// bucket, or of the next chunk on its free list or among the blanks;
+	// 0 for none.
+	prev uint32
+}
+
+// freeList is a stack of free chunks of one size, linked through prev,
+// and the count of all chunks of that size.
+type freeList struct {
+	top   uint32 // the chunk on top, plus one; 0 when empty
+	n     int32  // chunks on the list
+	low   int32  // the fewest chunks on the list since the last Release
+	total int32  // chunks of this size with an array: on the list or in a bucket
+}
+
+// Store is a set of buckets of entries and the chunks they live in.
+//
+// Its invariants, which Check verifies:
+//
+//	every chunk of a bucket but its tail is full, and none is empty but
+//	    the first chunk, of FirstChunk entries, that an empty bucket keeps
+//	bucket.len counts the entries of its chunks, and len those of all
+//	occupied has the bit of every bucket with entries, and no other
+//	every chunk belongs to exactly one bucket, one free list or the blanks
+//	entry i of chunk c: e.Link.Chunk == c+1, e.Link.Index == i
+//	freeList.n counts its chunks, low <= n, and total counts the chunks of
+//	    its size in buckets and on it
+//
+// The zero value has no buckets; Init makes them. A Store must not be
+// copied after first use: Links record positions in its chunks.
+type Store[V any] struct {
+	buckets []bucket
+	// occupied has bit b%64 of word b/64 set when bucket b holds entries,
+	// for its owner to find the next bucket to visit (Occupied).
+	occupied []uint64
+	len      int // entries in all buckets
+	chunks   []chunk[V]
+	free     [sizes]freeList
+	blanks   uint32 // the chunks whose arrays went back, linked through prev
+	nblank   int
+}
+
+// bucket is where a bucket's chunks end and how many entries they hold.
+type bucket struct {
+	tail uint32 // its last chunk plus one; 0 for none
+	len  uint32 // its entries
+}
+
+// Init makes n empty buckets, numbered 0 to n-1, and forgets any entries.
+// O(n).
+func (s *Store[V]) Init(n int) {
+	*s = Store[V]{buckets: make([]bucket, n), occupied: make([]uint64, (n+63)/64)}
+}
+
+// Buckets returns the number of buckets. O(1).
+func (s *Store[V]) Buckets() int { return len(s.buckets) }
+
+// Empty reports whether bucket holds no entries. O(1).
+func (s *Store[V]) Empty(bucket int) bool { return s.buckets[bucket].len == 0 }
+
+// Len returns the number of entries in bucket. O(1).
+func (s *Store[V]) Len(bucket int) int { return int(s.buckets[bucket].len) }
+
+// Entries returns the number of entries in all buckets. O(1).
+func (s *Store[V]) Entries() int { return s.len }
+
+// Occupied returns the store's occupancy bitmap: bit b%64 of word b/64 is
+// set when bucket b holds entries. The slice aliases the store's, which
+// keeps it up to date; it must not be written. O(1).
+func (s *Store[V]) Occupied() []uint64 { return s.occupied }
+
+// Push appends an entry due at deadline to bucket and links it: Link
+// records where it is and the deadline. O(1); it allocates only when the
+// bucket needs a new chunk and no free one is left.
+func (s *Store[V]) Push(bucket int, link *Link, deadline uint64, v V) {
+	b := &s.buckets[bucket]
+	if t := b.tail; t != 0 {
+		c := &s.chunks[t-1]
+		if n := len(c.entries); n < cap(c.entries) {
+			c.entries = c.entries[:n+1]
+			c.entries[n] = Entry[V]{Deadline: deadline, Link: link, Value: v}
+			*link = Link{Deadline: deadline, Chunk: t, Index: uint32(n)}
+			s.len++
+			if b.len++; b.len == 1 {
+				s.occupied[bucket>>6] |= 1 << (bucket & 63)
+			}
+			return
+		}
+	}
+	s.pushChunk(bucket, link, deadline, v)
+}
+
+// pushChunk is Push into a bucket whose tail is full or which has none: it
+// gives the bucket a new tail chunk, of the next size, and pushes there.
+// Out of line, so that Push's common case stays short.
+func (s *Store[V]) pushChunk(bucket int, link *Link, deadline uint64, v V) {
+	t := s.buckets[bucket].tail
+	size := 0
+	if t != 0 {
+		size = min(sizeOf(cap(s.chunks[t-1].entries))+1, sizes-1)
+	}
+	c := s.take(s.nearestFree(size))
+	ch := &s.chunks[c-1]
+	ch.bucket, ch.prev = int32(bucket), t
+	ch.entries = append(ch.entries, Entry[V]{Deadline: deadline, Link: link, Value: v})
+	*link = Link{Deadline: deadline, Chunk: c, Index: 0}
+	b := &s.buckets[bucket]
+	b.tail = c
+	s.len++
+	if b.len++; b.len == 1 {
+		s.occupied[bucket>>6] |= 1 << (bucket & 63)
+	}
+}
+
+// sizeOf returns the size number of a chunk of capacity c: 0 for
+// FirstChunk, one more for each doubling.
+func sizeOf(c int) int { return bits.Len(uint(c/FirstChunk)) - 1 }
+
+// nearestFree returns the size number nearest to size, larger first, whose
+// free list holds a chunk, or size if none does.
+func (s *Store[V]) nearestFree(size int) int {
+	for k := size; k < sizes; k++ {
+		if s.free[k].top != 0 {
+			return k
+		}
+	}
+	for k := size - 1; k >= 0; k-- {
+		if s.free[k].top != 0 {
+			return k
+		}
+	}
+	return size
+}
+
+// take returns a free chunk of the given size number, the one on top of
+// its free list; if there is none, it first makes Headroom more.
+func (s *Store[V]) take(size int) uint32 {
+	f := &s.free[size]
+	if f.top == 0 {
+		for range 1 + f.total/Headroom {
+			s.putFree(size, s.newChunk(size))
+		}
+		f.total += 1 + f.total/Headroom
+	}
+	c := f.top
+	f.top = s.chunks[c-1].prev
+	f.n--
+	f.low = min(f.low, f.n)
+	return c
+}
+
+// newChunk returns a chunk, blank or new, with a new array of the given
+// size number.
+func (s *Store[V]) newChunk(size int) uint32 {
+	c := s.blanks
+	if c != 0 {
+		s.blanks = s.chunks[c-1].prev
+		s.nblank--
+	} else {
+		s.chunks = append(s.chunks, chunk[V]{})
+		c = uint32(len(s.chunks))
+	}
+	// Rounded up to the allocator's size class, which would be wasted
+	// otherwise: the capacity stays below the next size's.
+	s.chunks[c-1].entries = slices.Grow([]Entry[V](nil), FirstChunk<<size)
+	return c
+}
+
+// Find returns the entry that link names, if that entry points back at
+// link; else nil: the link is unlinked, names a place this store does not
+// have, or was copied, belongs to another store or was overwritten. O(1),
+// and small enough to inline.
+func (s *Store[V]) Find(link *Link) *Entry[V] {
+	// Unsigned comparisons, so that a corrupted number of 2^31 or more,
+	// negative as an int on a 32-bit platform, is refused too; an unlinked
+	// Chunk of 0 wraps to the largest.
+	if c, i := uint(link.Chunk-1), uint(link.Index); c < uint(len(s.chunks)) {
+		if es := s.chunks[c].entries; i < uint(len(es)) && es[i].Link == link {
+			return &es[i]
+		}
+	}
+	return nil
+}
+
+// BucketOf returns the bucket of the entry that link names, which Find
+// must have found. O(1).
+func (s *Store[V]) BucketOf(link *Link) int { return int(s.chunks[link.Chunk-1].bucket) }
+
+// Remove deletes the entry that link names, which Find must have found,
+// and returns it. The bucket's last entry moves into the hole and its
+// Link is rewritten; link itself is left as it was, for the caller to
+// unlink or link elsewhere. O(1).
+func (s *Store[V]) Remove(link *Link) Entry[V] {
+	c, i := link.Chunk, link.Index
+	hole := &s.chunks[c-1].entries[i]
+	e := *hole
+	bucket := int(s.chunks[c-1].bucket)
+	b := &s.buckets[bucket]
+	t := b.tail
+	tail := &s.chunks[t-1]
+	last := len(tail.entries) - 1
+	if t != c || i != uint32(last) {
+		moved := tail.entries[last]
+		*hole = moved
+		moved.Link.Chunk, moved.Link.Index = c, i
+	}
+	tail.entries[last] = Entry[V]{}
+	tail.entries = tail.entries[:last]
+	b.len--
+	s.len--
+	if last == 0 {
+		s.dropTail(bucket, b, t)
+	}
+	return e
+}
+
+// Pop removes and returns the last entry of bucket, which must not be
+// empty, moving no other: how a wheel takes the entries of a bucket whose
+// time has come. O(1).
+func (s *Store[V]) Pop(bucket int) Entry[V] {
+	b := &s.buckets[bucket]
+	t := b.tail
+	tail := &s.chunks[t-1]
+	last := len(tail.entries) - 1
+	e := tail.entries[last]
+	tail.entries[last] = Entry[V]{}
+	tail.entries = tail.entries[:last]
+	b.len--
+	s.len--
+	if last == 0 {
+		s.dropTail(bucket, b, t)
+	}
+	return e
+}
+
+// PopEach takes the entries of bucket out from the last, one at a time,
+// unlinks each and calls f with its value, until the bucket is empty or n
+// entries have gone, and returns how many went: how a wheel fires the
+// timers of a bucket whose time has come. f may change the store, the
+// bucket included; an entry it removes does not come out here. A nil f
+// discards the values. O(1) per entry.
+func (s *Store[V]) PopEach(bucket, n int, f func(V)) int {
+	b := &s.buckets[bucket] // s.buckets never grows; s.chunks may, in f
+	i := 0
+	for ; i < n && b.len != 0; i++ {
+		t := b.tail
+		tail := &s.chunks[t-1]
+		last := len(tail.entries) - 1
+		e := &tail.entries[last]
+		link, v := e.Link, e.Value
+		*e = Entry[V]{}
+		tail.entries = tail.entries[:last]
+		b.len--
+		s.len--
+		if last == 0 {
+			// dropTail, written out: a bucket of a few timers that fires
+			// empties its first chunk at nearly every one.
+			if tail.prev != 0 || cap(tail.entries) >= 2*FirstChunk {
+				s.freeTail(b, t)
+			}
+			if b.len == 0 {
+				s.occupied[bucket>>6] &^= 1 << (bucket & 63)
+			}
+		}
+		*link = Link{}
+		if f != nil {
+			f(v)
+		}
+	}
+	return i
+}
+
+// dropTail is what Remove, Pop and PopEach do when they empty t, the tail chunk of
+// bucket b: the chunk goes to its free list, unless it is the first chunk,
+// of FirstChunk entries, which the bucket keeps; the bucket, if that
+// leaves it empty, leaves the occupancy bitmap.
+func (s *Store[V]) dropTail(bucket int, b *bucket, t uint32) {
+	if ch := &s.chunks[t-1]; ch.prev != 0 || cap(ch.entries) >= 2*FirstChunk {
+		s.freeTail(b, t)
+	}
+	if b.len == 0 {
+		s.occupied[bucket>>6] &^= 1 << (bucket & 63)
+	}
+}
+
+// freeTail puts b's emptied tail chunk t on its free list.
+func (s *Store[V]) freeTail(b *bucket, t uint32) {
+	ch := &s.chunks[t-1]
+	b.tail = ch.prev
+	s.putFree(sizeOf(cap(ch.entries)), t)
+}
+
+// putFree puts the empty chunk c on the free list of its size number.
+func (s *Store[V]) putFree(size int, c uint32) {
+	f := &s.free[size]
+	ch := &s.chunks[c-1]
+	ch.bucket, ch.prev = -1, f.top
+	f.top = c
+	f.n++
+}
+
+// Release gives the garbage collector the arrays of the free chunks that
+// no bucket took since the Release before (on each free list, the fewest
+// it held in the meantime), beyond Headroom of those the buckets took at
+// their peak, and starts a new period. Called once per period, it lets a
+// chunk stay unused for between one and two periods. O(chunks released).
+func (s *Store[V]) Release() {
+	for size := range s.free {
+		f := &s.free[size]
+		unused := max(0, f.low-(f.total-f.low)/Headroom)
+		for range unused {
+			c := f.top
+			ch := &s.chunks[c-1]
+			f.top = ch.prev
+			ch.entries, ch.prev = nil, s.blanks
+			s.blanks = c
+			s.nblank++
+		}
+		f.n -= unused
+		f.total -= unused
+		f.low = f.n
+	}
+}
+
+// Tail returns the number of bucket's last chunk, plus one, or 0 if it
+// has none: where a scan of the bucket, last entry first, starts. O(1).
+func (s *Store[V]) Tail(bucket int) uint32 { return s.buckets[bucket].tail }
+
+// Chunk returns the entries of chunk c, a number Tail or Chunk returned,
+// and the number of the chunk before it in its bucket, 0 at the first.
+// The slice aliases the chunk and is valid until the store next changes.
+// O(1).
+func (s *Store[V]) Chunk(c uint32) (entries []Entry[V], prev uint32) {
+	ch := &s.chunks[c-1]
+	return ch.entries, ch.prev
+}
+
+// Free returns the number of free chunks, and the number of chunks whose
+// arrays went back to the garbage collector. O(1).
+func (s *Store[V]) Free() (free, released int) {
+	for _, f := range s.free {
+		free += int(f.n)
+	}
+	return free, s.nblank
+}

@@ -1,0 +1,198 @@
+package packed
+
+import (
+	"math/rand/v2"
+	"testing"
+
+	"github.com/stretchr/testify/require"
+)
+
+// TestStoreRandom pushes, removes, pops and releases at random over a few
+// buckets, against a model of which bucket each link is in, and checks
+// every invariant after every step.
+func TestStoreRandom(t *testing.T) {
+	r := rand.New(rand.NewPCG(1, 2))
+	var s Store[int]
+	s.Init(5)
+	links := make([]Link, 2000)
+	in := make([]int, len(links)) // bucket+1, 0 when unlinked
+	count := make([]int, s.Buckets())
+	for step := range 200_000 {
+		id := r.IntN(len(links))
+		l := &links[id]
+		switch op := r.IntN(10); {
+		case op == 0:
+			s.Release()
+		case op < 4 && in[id] == 0:
+			b := r.IntN(s.Buckets())
+			if r.IntN(4) == 0 {
+				b = 0 // one crowded bucket
+			}
+			s.Push(b, l, uint64(id), id)
+			in[id] = b + 1
+			count[b]++
+			require.Equal(t, uint64(id), l.Deadline)
+		case op < 7 && in[id] != 0:
+			e := s.Find(l)
+			require.NotNil(t, e)
+			b := s.BucketOf(l)
+			require.Equal(t, in[id]-1, b)
+			got := s.Remove(l)
+			require.Equal(t, id, got.Value)
+			count[b]--
+			require.Equal(t, count[b] == 0, s.Empty(b))
+			*l, in[id] = Link{}, 0
+		default:
+			b := r.IntN(s.Buckets())
+			if s.Empty(b) {
+				require.Zero(t, count[b])
+				continue
+			}
+			e := s.Pop(b)
+			require.Equal(t, b+1, in[e.Value])
+			count[b]--
+			require.Equal(t, count[b] == 0, s.Empty(b))
+			*e.Link, in[e.Value] = Link{}, 0
+		}
+		if err := s.Check(); err != nil {
+			t.Fatalf("step %d: %v", step, err)
+		}
+		for id := range links {
+			e := s.Find(&links[id])
+			if (e != nil) != (in[id] != 0) || e != nil && (s.BucketOf(&links[id]) != in[id]-1 || e.Value != id) {
+				t.Fatalf("step %d: link %d found %v, want bucket %d", step, id, e != nil, in[id]-1)
+			}
+		}
+	}
+}
+
+// TestChunkSizes checks that a bucket's chunks double from FirstChunk up
+// to MaxChunk (rounded up to the allocator's size classes, with its header) and that only
+// the tail has room, so that a bucket holds fewer spare places than its
+// tail chunk, and not much more than twice its entries.
+func TestChunkSizes(t *testing.T) {
+	var s Store[int]
+	s.Init(1)
+	links := make([]Link, 1000)
+	for n := range links {
+		s.Push(0, &links[n], 0, n)
+		spare, places := 0, 0
+		tail, _ := s.Chunk(s.Tail(0))
+		for c := s.Tail(0); c != 0; {
+			es, prev := s.Chunk(c)
+			spare += cap(es) - len(es)
+			places += cap(es)
+			c = prev
+		}
+		require.Less(t, spare, cap(tail))
+		require.LessOrEqual(t, cap(tail), MaxChunk+MaxChunk/4)
+		require.LessOrEqual(t, places, 2*(n+1)+2*FirstChunk)
+	}
+	require.NoError(t, s.Check())
+}
+
+// TestReleaseAfterAPeriod checks what Release gives back: the chunks that
+// stayed free through the whole period since the last Release, not those
+// freed or taken during it.
+func TestReleaseAfterAPeriod(t *testing.T) {
+	var s Store[int]
+	s.Init(2)
+	links := make([]Link, 200)
+	for i := range links {
+		s.Push(0, &links[i], 0, i)
+	}
+	chunks := 0
+	for c := s.Tail(0); c != 0; _, c = s.Chunk(c) {
+		chunks++
+	}
+	for !s.Empty(0) { // a burst drains; the bucket keeps its first chunk
+		s.Pop(0)
+	}
+	free, released := s.Free()
+	require.Equal(t, chunks-1, free)
+	require.Zero(t, released)
+
+	s.Release() // freed during this period: kept
+	free, released = s.Free()
+	require.Equal(t, chunks-1, free)
+	require.Zero(t, released)
+
+	for i := range 20 { // a few come back, in the free chunks of 8 and 16
+		s.Push(1, &links[i], 0, i)
+	}
+	s.Release() // the larger chunks stayed free through it
+	free, released = s.Free()
+	require.Zero(t, free)
+	require.Equal(t, chunks-3, released)
+	for c := s.Tail(1); c != 0; _, c = s.Chunk(c) {
+		es, _ := s.Chunk(c)
+		require.Less(t, cap(es), 32, "the bucket took the sizes it needed")
+	}
+	require.NoError(t, s.Check())
+
+	for i := 20; i < len(links); i++ { // the wave returns, in new arrays
+		s.Push(1, &links[i], 0, i)
+	}
+	_, released = s.Free()
+	require.Zero(t, released, "released chunks are reused before new ones")
+	require.NoError(t, s.Check())
+}
+
+// TestStoreZeroAllocs checks that pushing and removing in a warm store
+// allocates nothing, at chunk boundaries too.
+func TestStoreZeroAllocs(t *testing.T) {
+	var s Store[int]
+	s.Init(2)
+	links := make([]Link, 300)
+	for i := range links {
+		s.Push(i%2, &links[i], 0, i)
+	}
+	i := 0
+	require.Zero(t, testing.AllocsPerRun(1000, func() {
+		l := &links[i%len(links)]
+		i += 7
+		b := s.BucketOf(l)
+		s.Remove(l)
+		s.Push(1-b, l, 0, 0)
+		e := s.Pop(b)
+		s.Push(b, e.Link, 0, 0)
+	}))
+	require.NoError(t, s.Check())
+}
+
+// TestNearestFreeSize checks that a bucket needing a chunk of a size none
+// of whose chunks is free takes the nearest free one, larger first, before
+// it allocates, and that an emptied bucket keeps its first chunk of 4.
+func TestNearestFreeSize(t *testing.T) {
+	var s Store[int]
+	s.Init(3)
+	links := make([]Link, 100)
+	for i := range 12 { // bucket 0: chunks of 4 and 8
+		s.Push(0, &links[i], 0, i)
+	}
+	for i := 12; i < 40; i++ { // bucket 1: 4, 8 and 16
+		s.Push(1, &links[i], 0, i)
+	}
+	for !s.Empty(1) {
+		s.Pop(1)
+	}
+	for !s.Empty(0) {
+		s.Pop(0)
+	}
+	// Free: two of 8 and one of 16; the empty buckets keep their chunks of
+	// 4. Bucket 2 needs 4: none is free, so the nearest larger, 8; then
+	// 16; then 32, and the nearest is smaller, 8; then 16, and none is
+	// left: a new one.
+	var got []int
+	for i := range 40 {
+		s.Push(2, &links[i], 0, i)
+	}
+	for c := s.Tail(2); c != 0; _, c = s.Chunk(c) {
+		es, _ := s.Chunk(c)
+		got = append([]int{cap(es)}, got...)
+	}
+	require.Equal(t, []int{8, 16, 8, 16}, got)
+	free, _ := s.Free()
+	require.Zero(t, free)
+	require.NoError(t, s.Check())
+}
