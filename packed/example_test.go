@@ -53,7 +53,9 @@ func ExampleStore_Push() {
 	}
 	for c := s.Tail(0); c != 0; {
 		es, prev := s.Chunk(c)
-		fmt.Println("chunk of", cap(es), "holds", len(es))
+		// Each chunk's size is the allocator's size class for it: on a
+		// 64-bit platform with int values, exactly 4, 8 and 16.
+		fmt.Println("chunk holds", len(es))
 		c = prev
 	}
 	for !s.Empty(0) {
@@ -62,8 +64,8 @@ func ExampleStore_Push() {
 	free, _ := s.Free()
 	fmt.Println("free chunks", free)
 	// Output:
-	// chunk of 16 holds 8
-	// chunk of 8 holds 8
-	// chunk of 4 holds 4
+	// chunk holds 8
+	// chunk holds 8
+	// chunk holds 4
 	// free chunks 2
 }
