@@ -19,18 +19,13 @@ func nextInRing(word uint64, pos int) int {
 // nextCyclic returns how many bits after bit pos the first set bit is,
 // counting round the first size bits (a power of two) and looking at span
 // bits at most, and whether there is one: the distance to the next
-// occupied bucket of a hashed wheel's ring. Bits after the first size are
-// not the ring's (a hashed wheel's firing bucket) and are not looked at.
-// O(span/64).
+// occupied bucket of a hashed wheel's ring. The bits after the first size
+// must be clear. O(span/64).
 func (s bitset) nextCyclic(pos, span, size int) (int, bool) {
 	wordBits := min(size, 64)
 	pos &= size - 1
 	for d := 0; d < span; {
-		word := s[pos>>6] >> (pos & 63)
-		if size < 64 {
-			word &= 1<<(size-pos) - 1
-		}
-		if word != 0 {
+		if word := s[pos>>6] >> (pos & 63); word != 0 {
 			d += bits.TrailingZeros64(word)
 			return d, d < span
 		}

@@ -319,7 +319,10 @@ func (w *Hashed[V]) dueIn(bucket int, t uint64) bool {
 }
 
 // nextOccupied returns the first tick in [from, to] whose bucket is
-// occupied, looking at most one revolution ahead.
+// occupied, looking at most one revolution ahead. The firing bucket's bit,
+// after the ring's, is clear whenever the ring is searched: a visit
+// empties the firing bucket before the walk looks further, and NextExpiry
+// answers Now while it holds timers (Hashed.check).
 func (w *Hashed[V]) nextOccupied(from, to uint64) (uint64, bool) {
 	if from > to {
 		return 0, false
@@ -387,10 +390,9 @@ func (w *Hashed[V]) walk(to uint64, limit int, deliver func(V)) bool {
 // callbacks, which may cancel or schedule anything, never run while the
 // bucket is being scanned.
 func (w *Hashed[V]) visit(t uint64, work *int, limit int, deliver func(V)) bool {
-	if *work += w.s.fire(w.firing, limit-*work, deliver); !w.s.entries.Empty(w.firing) {
-		return false // what a stopped visit left is fired first
-	}
 	done := w.gather(t, work, limit)
+	// The firing bucket may hold timers a stopped visit left, besides
+	// those just gathered: as many as limit allows fire.
 	*work += w.s.fire(w.firing, limit-*work, deliver)
 	return done && w.s.entries.Empty(w.firing)
 }

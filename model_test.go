@@ -363,6 +363,46 @@ func (h *harness) onExpire(v int) {
 	}
 }
 
+// misuse makes a call with a bad argument, to a timer whichever state it
+// is in, and checks that it is refused with packwheel's message and changes
+// nothing: a ScheduleRange whose latest is beyond MaxTick or before its
+// earliest (even when the timer is due inside the range, where a good call
+// is a no-op), a deadline or a delay beyond MaxTick, a bound of 0.
+func (h *harness) misuse() {
+	id := h.id()
+	hd := &h.holders[id]
+	d, active := h.model.get(id)
+	now, n := h.w.Now(), h.w.Len()
+	earliest := h.tick()
+	if active && h.n(2) == 0 {
+		earliest = d // the timer is due inside the range
+	}
+	var msg, want string
+	switch h.n(5) {
+	case 0:
+		latest := MaxTick + 1 + h.n(1<<62)
+		msg, want = panicMessage(func() { h.w.ScheduleRange(hd, earliest, latest, id) }), "is beyond MaxTick"
+	case 1:
+		if earliest == 0 {
+			return
+		}
+		latest := earliest - 1 - h.n(earliest)
+		msg, want = panicMessage(func() { h.w.ScheduleRange(hd, earliest, latest, id) }), "is after latest "+strconv.FormatUint(latest, 10)
+	case 2:
+		msg, want = panicMessage(func() { h.w.Schedule(hd, MaxTick+1+h.n(1<<62), id) }), "is beyond MaxTick"
+	case 3:
+		msg, want = panicMessage(func() { h.w.ScheduleAfter(hd, MaxTick-now+1+h.n(1<<62), id) }), "is beyond MaxTick"
+	default:
+		msg, want = panicMessage(func() { h.w.AdvanceLimit(now+min(h.n(100), MaxTick-now), 0, h.expire) }), "n 0 must be positive"
+	}
+	if !strings.HasPrefix(msg, "packwheel: ") || !strings.HasSuffix(msg, want) {
+		h.failf("a bad call: %q, want a packwheel: message ending %q", msg, want)
+	}
+	if got, ok := h.model.get(id); h.w.Now() != now || h.w.Len() != n || hd.Active() != ok || hd.Deadline() != got {
+		h.failf("a refused call changed the wheel or timer %d", id)
+	}
+}
+
 // reentry checks that a callback's Advance, AdvanceLimit or
 // AppendExpired is refused, and changes nothing.
 func (h *harness) reentry() {
@@ -415,7 +455,11 @@ func (h *harness) advance() {
 		h.w.Advance(to, h.expire)
 		h.caughtUp(before, to)
 	case 1:
-		n := int(1 + h.n(20))
+		n := h.limit()
+		if h.n(8) == 0 {
+			h.advanceInSteps(n)
+			return
+		}
 		if h.w.AdvanceLimit(to, n, h.expire) {
 			h.caughtUp(before, to)
 		} else if h.fired-firedBefore > n {
@@ -431,7 +475,7 @@ func (h *harness) advance() {
 			}
 		}
 	default:
-		n := int(1 + h.n(20))
+		n := h.limit()
 		got, done := h.w.AppendExpired(nil, to, n)
 		prev := uint64(0)
 		for _, v := range got {
@@ -455,6 +499,33 @@ func (h *harness) advance() {
 			h.caughtUp(before, to)
 		}
 	}
+}
+
+// limit returns the bound of a bounded advance: 1 a quarter of the time,
+// the edge where an advance that stops before its bound makes no progress
+// at all, else up to 20.
+func (h *harness) limit() int {
+	if h.n(4) == 0 {
+		return 1
+	}
+	return int(1 + h.n(20))
+}
+
+// advanceInSteps advances to a tick within 64 of Now by bounded advances
+// of n, as an event loop does, and fails unless each makes progress: in
+// so few ticks the timers can fire or move only so often, so the loop
+// must catch up within a bound (an advance that stopped before its n
+// would otherwise loop for ever).
+func (h *harness) advanceInSteps(n int) {
+	before := h.w.Now()
+	to := before + min(h.n(levelSlots), MaxTick-before)
+	bound := 64 * (levelCount + 1) * (len(h.holders) + 1)
+	for calls := 1; !h.w.AdvanceLimit(to, n, h.expire); calls++ {
+		if calls > bound {
+			h.failf("AdvanceLimit(%d, %d) did not catch up in %d calls", to, n, bound)
+		}
+	}
+	h.caughtUp(before, to)
 }
 
 func (h *harness) caughtUp(before, to uint64) {
@@ -513,8 +584,10 @@ func (h *harness) step() {
 		if h.n(2) == 0 {
 			h.cancel(id)
 		}
-	case op < 50:
+	case op < 49:
 		h.cancel(h.id())
+	case op < 50:
+		h.misuse()
 	case op < 85:
 		h.advance()
 	default:

@@ -410,19 +410,27 @@ func (s *Store[V]) putFree(size int, c uint32) {
 // no bucket took since the Release before (on each free list, the fewest
 // it held in the meantime), beyond Headroom of those the buckets took at
 // their peak, and starts a new period. Called once per period, it lets a
-// chunk stay unused for between one and two periods. O(chunks released).
+// chunk stay unused for between one and two periods. O(free chunks).
 func (s *Store[V]) Release() {
 	for size := range s.free {
 		f := &s.free[size]
 		unused := max(0, f.low-(f.total-f.low)/Headroom)
-		for range unused {
-			c := f.top
+		if unused == 0 {
+			f.low = f.n
+			continue
+		}
+		// The list is newest first: those freed during the period, which
+		// stay, are above the unused ones, which go from the bottom.
+		next := &f.top
+		for range f.n - unused {
+			next = &s.chunks[*next-1].prev
+		}
+		for c := *next; c != 0; {
 			ch := &s.chunks[c-1]
-			f.top = ch.prev
-			ch.entries, ch.prev = nil, s.blanks
-			s.blanks = c
+			c, ch.entries, ch.prev, s.blanks = ch.prev, nil, s.blanks, c
 			s.nblank++
 		}
+		*next = 0
 		f.n -= unused
 		f.total -= unused
 		f.low = f.n

@@ -2,28 +2,61 @@ package packed
 
 import (
 	"math/rand/v2"
+	"os"
+	"strconv"
 	"testing"
 
 	"github.com/stretchr/testify/require"
 )
 
 // TestStoreRandom pushes, removes, pops and releases at random over a few
-// buckets, against a model of which bucket each link is in, and checks
-// every invariant after every step.
+// buckets, in phases that fill and drain, against a model of which bucket
+// each link is in and of when each chunk was last freed, and checks every
+// invariant after every step: a chunk goes back to the garbage collector
+// only after a whole period free, and a new array is made only when no
+// chunk of any size is free.
 func TestStoreRandom(t *testing.T) {
-	r := rand.New(rand.NewPCG(1, 2))
+	seed := rand.Uint64()
+	if env := os.Getenv("SEED"); env != "" {
+		var err error
+		if seed, err = strconv.ParseUint(env, 10, 64); err != nil {
+			t.Fatalf("SEED=%q: %v", env, err)
+		}
+	}
+	t.Logf("seed %d (replay with SEED=%d)", seed, seed)
+	r := rand.New(rand.NewPCG(seed, 2))
 	var s Store[int]
 	s.Init(5)
 	links := make([]Link, 2000)
 	in := make([]int, len(links)) // bucket+1, 0 when unlinked
 	count := make([]int, s.Buckets())
+	period := 0
+	freedIn := map[uint32]int{} // per free chunk, the period it was freed in
+	fill := 4                   // of 10 operations, the pushes: waves come and go
 	for step := range 200_000 {
+		if step%5000 == 0 {
+			fill = 1 + r.IntN(6)
+		}
 		id := r.IntN(len(links))
 		l := &links[id]
+		made := len(s.chunks) - s.nblank
+		anyFree := false
+		for _, f := range s.free {
+			anyFree = anyFree || f.n > 0
+		}
 		switch op := r.IntN(10); {
 		case op == 0:
 			s.Release()
-		case op < 4 && in[id] == 0:
+			for c, p := range freedIn {
+				if s.chunks[c-1].entries == nil {
+					if p >= period {
+						t.Fatalf("step %d: chunk %d, freed in this period, went back", step, c)
+					}
+					delete(freedIn, c)
+				}
+			}
+			period++
+		case op <= fill && in[id] == 0:
 			b := r.IntN(s.Buckets())
 			if r.IntN(4) == 0 {
 				b = 0 // one crowded bucket
@@ -56,6 +89,23 @@ func TestStoreRandom(t *testing.T) {
 		}
 		if err := s.Check(); err != nil {
 			t.Fatalf("step %d: %v", step, err)
+		}
+		if len(s.chunks)-s.nblank > made && anyFree {
+			t.Fatalf("step %d: a new array made while a chunk was free", step)
+		}
+		free := map[uint32]bool{}
+		for _, f := range s.free {
+			for c := f.top; c != 0; c = s.chunks[c-1].prev {
+				free[c] = true
+				if _, ok := freedIn[c]; !ok {
+					freedIn[c] = period
+				}
+			}
+		}
+		for c := range freedIn {
+			if !free[c] && s.chunks[c-1].entries != nil {
+				delete(freedIn, c) // taken again
+			}
 		}
 		for id := range links {
 			e := s.Find(&links[id])
