@@ -356,6 +356,35 @@ func TestCloseAfterFlush(t *testing.T) {
 	require.False(t, g.h.CloseAfterFlush(c), "not tracked")
 }
 
+// TestOnWritableClosesAfterFlush checks CloseAfterFlush's promise when
+// OnWritable calls it: OnTraffic's look before the wrapped handler finds
+// the output drained and calls OnWritable, which ends the connection;
+// the data that came is discarded, and the wrapped handler is not called.
+func TestOnWritableClosesAfterFlush(t *testing.T) {
+	opts := limitOpts
+	opts.Output = OutputLimit{Max: 1 << 20, High: 1000, Low: 200}
+	var f *fakeServer
+	opts.OnWritable = func(c gnet.Conn) { f.h.CloseAfterFlush(c) }
+	w := &writer{}
+	f = newFakeServer(t, w, opts)
+	shut := f.recordShutdowns(false)
+	l := f.loop()
+	c := openFake(f.h, l, 3)
+	w.add = 1500
+	f.traffic(c)
+	require.False(t, f.h.Writable(c), "above High")
+
+	// The peer drains and sends bytes, in the same event.
+	calls := w.calls
+	c.out, c.in, w.add = 0, 300, 0
+	require.Equal(t, gnet.None, f.traffic(c))
+	require.Equal(t, calls, w.calls, "the wrapped handler hears nothing after CloseAfterFlush")
+	require.Zero(t, c.in, "the input is discarded")
+	require.Equal(t, []int{3}, *shut, "drained: the write side is shut")
+	checkBudget(t, f.h)
+	require.Zero(t, f.h.Stats().Buffered, "nothing is held for it")
+}
+
 // TestGracefulShutdown checks Shutdown: new connections are refused, those
 // between requests close at once, the others as they finish, and Shutdown
 // returns nil when all have gone; with its context ended it closes the

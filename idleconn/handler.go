@@ -237,16 +237,8 @@ func (h *Handler) OnTraffic(c gnet.Conn) gnet.Action {
 	if !l.busy.Load() {
 		l.markBusy()
 	}
-	if s.flags&closing != 0 {
-		_, _ = c.Discard(-1) // lingering: the peer's late bytes go
-		if s.held != s.pend {
-			l.charge(s.pend - s.held) // and the budget no longer counts them
-			s.held = s.pend
-		}
-		return gnet.None
-	}
 	// Output was pending: see what drained before the handler writes.
-	if s.pend != 0 {
+	if s.pend != 0 && s.flags&closing == 0 {
 		if why := l.observe(s, c.OutboundBuffered(), l.lastTick(), false); why != 0 {
 			l.reaping(s, why)
 			return gnet.Close
@@ -254,6 +246,17 @@ func (h *Handler) OnTraffic(c gnet.Conn) gnet.Action {
 		if s.owner.Load() != l {
 			return h.user.OnTraffic(c) // untracked by OnWritable
 		}
+	}
+	// Closing after flush, maybe from the OnWritable the look just
+	// called (TestOnWritableClosesAfterFlush): the wrapped handler hears
+	// no more.
+	if s.flags&closing != 0 {
+		_, _ = c.Discard(-1) // lingering: the peer's late bytes go
+		if s.held != s.pend {
+			l.charge(s.pend - s.held) // and the budget no longer counts them
+			s.held = s.pend
+		}
+		return gnet.None
 	}
 
 	action := h.user.OnTraffic(c)
