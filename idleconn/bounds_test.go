@@ -108,6 +108,31 @@ func TestOutputFull(t *testing.T) {
 	require.Equal(t, 4, int(f.h.Stats().Reaped(OutputFull)))
 }
 
+// TestOutputFullUnseen checks that output found above Max outside the
+// data path, by Writable or by SetOutputLimit lowering Max, grown by a
+// write the package never saw, closes the connection, OutputFull, at the
+// loop's next run, with and without the budget.
+func TestOutputFullUnseen(t *testing.T) {
+	for _, budget := range []int64{-1, 1 << 30} {
+		opts := limitOpts
+		opts.Output, opts.Budget = OutputLimit{Max: 1000, High: 500, Low: 100}, budget
+		f := newFakeServer(t, &writer{}, opts)
+		l := f.loop()
+
+		c := openFake(f.h, l, 3)
+		c.out = 2000 // an AsyncWrite, say
+		require.False(t, f.h.Writable(c))
+		require.LessOrEqual(t, f.closeAfter(c, l, time.Second, nil), f.h.cfg.tick+f.h.cfg.tick/4, "budget %d: Writable", budget)
+
+		c = openFake(f.h, l, 4)
+		c.out = 800
+		require.True(t, f.h.SetOutputLimit(c, OutputLimit{Max: 600, High: 500, Low: 100}))
+		require.LessOrEqual(t, f.closeAfter(c, l, time.Second, nil), f.h.cfg.tick+f.h.cfg.tick/4, "budget %d: SetOutputLimit", budget)
+		require.Equal(t, []Reason{OutputFull, OutputFull}, f.reap, "budget %d", budget)
+		checkBudget(t, f.h)
+	}
+}
+
 // TestWritable checks the water marks: Writable turns false above High
 // and true again at Low, and OnWritable is called once per such period,
 // within two polls of the drain, unless Writable told the handler first.

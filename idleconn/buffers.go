@@ -270,10 +270,7 @@ func (h *Handler) CloseAfterFlush(c gnet.Conn) bool {
 	s.flags |= closing
 	m := s.lim()
 	m.idle, m.deadline = 0, 0
-	now := h.clock.Tick(h.now())
-	if l.look(s, c.OutboundBuffered(), now, true) != 0 {
-		l.arm(s, now, now) // over Max: the next run closes it
-	}
+	l.look(s, c.OutboundBuffered(), h.clock.Tick(h.now()), true) // over Max: the next run closes it
 	return true
 }
 
@@ -297,15 +294,12 @@ func (l *loop) observe(s *slot, p int, now uint64, after bool) Reason {
 // saw the writes that may have come since the last look (a handler
 // callback or a Timer's function ran since), so that growth is expected;
 // growth at any other look comes from a write the package did not see.
-func (l *loop) look(s *slot, p int, now uint64, after bool) Reason {
+func (l *loop) look(s *slot, p int, now uint64, after bool) (why Reason) {
 	m := s.lim()
 	in := m.c.InboundBuffered()
 	if held := in + p; held != s.held {
 		l.charge(held - s.held)
 		s.held = held
-	}
-	if p > m.output.Max {
-		return OutputFull
 	}
 	prev := s.pend
 	s.pend = p
@@ -348,15 +342,23 @@ func (l *loop) look(s *slot, p int, now uint64, after bool) Reason {
 	case s.flags&(closing|shut) == closing:
 		due = l.shutWrite(s, now)
 	}
-	l.arm(s, due, now)
 	// Input is left unconsumed by a callback: it is checked after one.
 	switch {
+	case p > m.output.Max:
+		why = OutputFull
 	case after && in > l.cfg.maxInput:
-		return InputFull
+		why = InputFull
 	case l.overBudget(s, in, p, after):
-		return OverBudget
+		why = OverBudget
 	}
-	return 0
+	if why != 0 {
+		// The caller closes the connection, or, if it cannot (Writable,
+		// a setter), the next run's look finds the limit passed again
+		// (TestOutputFullUnseen).
+		due = now
+	}
+	l.arm(s, due, now)
+	return why
 }
 
 // shutWrite shuts the write side of s's connection, whose output has
