@@ -1,6 +1,7 @@
 package idleconn
 
 import (
+	"cmp"
 	"math"
 	"math/rand/v2"
 	"runtime/debug"
@@ -21,19 +22,47 @@ var budgetOpts = Options{Timeout: time.Second, Resolution: 20 * time.Millisecond
 	MaxInput: 256 << 10, Output: OutputLimit{Max: 512 << 10, High: 32 << 10, Low: 16 << 10}}
 
 // checkBudget checks the accounting: each loop's sum is the sum of what
-// its connections were last seen to buffer, and Stats' the loops'.
+// its connections were last seen to buffer, and Stats' the loops'; and
+// what caches it: with a budget, each loop's holders list exactly its
+// connections that buffer bytes, each in its size class, and each class's
+// bytes are what its connections hold.
 func checkBudget(t *testing.T, h *Handler) {
 	t.Helper()
 	var all int64
 	for _, l := range h.loops.all() {
 		var sum int64
+		var buffering int
 		h.table.each(l, func(s *slot) bool {
 			require.GreaterOrEqual(t, s.held, s.pend)
 			sum += int64(s.held)
+			if s.held != 0 {
+				buffering++
+			}
 			return true
 		})
 		require.Equal(t, sum, l.held.Load(), "a loop's sum")
 		all += sum
+		if h.cfg.budget == 0 {
+			continue
+		}
+		listed := 0
+		for class := range numClasses {
+			var bytes int64
+			var prev *slot
+			for s := l.holders.first[class]; s != nil; s = s.link().next {
+				// Plain comparisons: this runs at each of TestBudgetModel's steps.
+				if s.owner.Load() != l || sizeClass(s.held) != class || s.link().prev != prev || listed >= buffering {
+					t.Fatalf("class %d: a holder of another loop, of another class, badly linked, or a list without end", class)
+				}
+				bytes += int64(s.held)
+				prev = s
+				listed++
+			}
+			if bytes != l.holders.bytes[class] {
+				t.Fatalf("class %d holds %d bytes, counted %d", class, bytes, l.holders.bytes[class])
+			}
+		}
+		require.Equal(t, buffering, listed, "every connection buffering bytes is listed")
 	}
 	st := h.Stats()
 	require.Equal(t, all, st.Buffered)
@@ -162,8 +191,41 @@ func TestSizeClass(t *testing.T) {
 	}
 	require.Equal(t, 8*18+4, sizeClass(200<<10))
 	require.Equal(t, 8*16+2, sizeClass(170<<10>>2))
-	require.Less(t, sizeClass(math.MaxInt), len(sizeClasses{}))
+	require.Less(t, sizeClass(math.MaxInt), numClasses)
 	require.Less(t, sizeClass(170<<10), sizeClass(200<<10))
+}
+
+// TestBudgetHuge checks the budget's arithmetic at a budget of a TiB,
+// where a loop's share of the excess, computed as excess*held/total,
+// passes 2^63: two loops' connections hold 604 GiB each (set directly, as
+// fake connections count in int32), one 64 GiB and nine 60 GiB, more
+// than the budget together; the first loop's pass frees its share,
+// closing its largest down to nine tenths of the budget, and no other.
+func TestBudgetHuge(t *testing.T) {
+	const gib = 1 << 30
+	opts := budgetOpts
+	opts.Budget, opts.MaxInput = 1<<40, 1<<50 // no connection past its shrunk limits
+	f := newFakeServer(t, &writer{}, opts)
+	loops := []*fakeLoop{f.loop(), f.loop()}
+	var conns []*fakeConn // opened first: past the budget they would be refused
+	for i := range 20 {
+		conns = append(conns, openFake(f.h, loops[i/10], 10+i))
+	}
+	for i, c := range conns {
+		f.h.loops.find(c.loop).hold(f.slot(c), cmp.Or(60*gib*min(i%10, 1), 64*gib))
+	}
+	checkBudget(t, f.h)
+	require.Equal(t, int64(1208*gib), f.h.Stats().Buffered)
+	loops[0].runQueued()
+	require.Equal(t, []Reason{OverBudget, OverBudget, OverBudget, OverBudget, OverBudget}, f.reap,
+		"the 64 GiB, then 60 GiB ones down to nine tenths")
+	require.Nil(t, f.h.table.lookup(10).owner.Load(), "the largest first")
+	require.Equal(t, int64(904*gib), f.h.Stats().Buffered)
+	checkBudget(t, f.h)
+
+	require.Equal(t, int64(3), mulDiv(5, 6, 10))
+	require.Equal(t, int64(1)<<62, mulDiv(1<<62, 1<<62, 1<<62), "no overflow")
+	require.Equal(t, int64(7), mulDiv(7, 20, 10), "b clamped to c")
 }
 
 // TestBudgetOff checks that Budget -1 turns the budget off: connections

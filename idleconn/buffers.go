@@ -298,8 +298,7 @@ func (l *loop) look(s *slot, p int, now uint64, after bool) (why Reason) {
 	m := s.lim()
 	in := m.c.InboundBuffered()
 	if held := in + p; held != s.held {
-		l.charge(held - s.held)
-		s.held = held
+		l.hold(s, held)
 	}
 	prev := s.pend
 	s.pend = p
@@ -539,10 +538,15 @@ func (l *loop) runPolls(t time.Duration, now uint64) {
 // holders at once, from its data path, down to nine tenths of it (by its
 // runnable's turn a batch of reads, up to 64 KiB from each of a thousand
 // connections, could have passed it), and each loop's pass does the same
-// with its share. A keep-alive server turns keep-alive off under
-// pressure (UnderPressure), as Envoy's disable_http_keepalive does. Every
-// close is OverBudget, the per-connection limits' own reasons staying for
-// a connection past the limit it would have without the budget.
+// with its share, then closes those past their shrunk limits (shed),
+// which each look checks too. A loop finds its largest holders in its lists of
+// holders by size class (holders), as Envoy's buckets, so that relief
+// costs the size classes and the closes, never a walk of the descriptor
+// table (BenchmarkRelief). A keep-alive server turns keep-alive off
+// under pressure (UnderPressure), as Envoy's disable_http_keepalive
+// does. Every close is OverBudget, the per-connection limits' own reasons
+// staying for a connection past the limit it would have without the
+// budget.
 //
 // The accounting is exact without a lock: each connection's bytes as its
 // latest look saw them (slot.held) are summed per loop (loop.held), which
@@ -550,7 +554,8 @@ func (l *loop) runPolls(t time.Duration, now uint64) {
 // read. A loop takes the pressure afresh when its own sum has moved by a
 // step since it last did, and at each run; the data path pays nothing
 // for it when a connection buffers nothing, the common case
-// (BenchmarkOnTraffic).
+// (BenchmarkOnTraffic), and a class move when it does
+// (BenchmarkOnTraffic's buffering case).
 var budgetKind = kind{
 	why: OverBudget, name: "over budget",
 	row: [4]string{"memory budget", "Budget (DefaultBudget)", "-", "OverBudget"},
@@ -582,6 +587,7 @@ var budgetKind = kind{
 		}
 		l.passSqueeze = l.squeeze
 		l.relieve(used, nil)
+		l.shed()
 		return packwheel.MaxTick
 	},
 	stats: func(h *Handler, st Stats) Stats {
@@ -600,58 +606,140 @@ var budgetKind = kind{
 // keeps about High plus one write pending.
 const budgetInputFloor = 64 << 10
 
-// relieve closes, OverBudget, the loop's connections past the limits the
-// pressure leaves them and, with used over the budget, its largest
-// holders, until the total is under nine tenths of the budget, from the
-// highest size classes of what its connections hold: its share of the
-// excess at its pass, the whole of it from the data path, whose growth
-// passed the budget. It spares keep, the connection whose
+// hold records that s's connection buffers n bytes: it charges the
+// change to the loop's sum and, with a budget, moves s to n's size class
+// among the loop's holders. O(1).
+func (l *loop) hold(s *slot, n int) {
+	old := s.held
+	s.held = n
+	if l.cfg.budget != 0 {
+		l.holders.move(s, old, n)
+	}
+	l.charge(n - old)
+}
+
+// relieve closes, OverBudget, the loop's largest holders, from its
+// highest size class down, while the buffered total is over nine tenths
+// of the budget, until it has freed what the classes it reached hold:
+// with used, the total as the caller took it, over the budget, its share
+// of the excess at its pass, the whole of it from the data path, whose
+// growth passed the budget. It spares keep, the connection whose
 // OnTraffic runs it (which gnet must close itself), and reports whether
-// keep is one it would have closed. O(descriptors).
+// keep is one it would have closed. O(size classes + connections
+// closed): it walks no descriptor table (BenchmarkRelief), so that it
+// may run on the data path.
 func (l *loop) relieve(used int64, keep *slot) (closeKeep bool) {
-	top := len(sizeClasses{}) // none
-	if over := used - l.cfg.budget*9/10; used > l.cfg.budget {
-		var bucket sizeClasses
-		l.h.table.each(l, func(s *slot) bool {
-			bucket[sizeClass(s.held)] += int64(s.held)
-			return true
-		})
-		share := over * l.held.Load() / used
-		if keep != nil {
-			share = over // the data path: this loop's growth passed the budget
-		}
-		for freed := int64(0); top > 1 && freed < share; {
-			top--
-			freed += bucket[top]
-		}
-	}
-	// The largest first, then those past their shrunk limits at the
-	// pressure that is left.
-	for _, largest := range []bool{true, false} {
-		l.h.table.each(l, func(s *slot) bool {
-			if largest && sizeClass(s.held) >= top && l.h.buffered() > l.cfg.budget*9/10 ||
-				!largest && l.overBudget(s, s.held-s.pend, s.pend, true) {
-				if s == keep {
-					closeKeep = true
-				} else if s.owner.Load() == l {
-					l.reap(s, OverBudget)
-				}
-			}
-			return !l.stopped.Load()
-		})
-	}
 	l.saturated = false
+	b := l.cfg.budget
+	if used <= b {
+		return false
+	}
+	over := used - b*9/10
+	share := over
+	if keep == nil {
+		share = mulDiv(over, l.held.Load(), used)
+	}
+	top := numClasses // none
+	for freed := int64(0); top > 1 && freed < share; {
+		top--
+		freed += l.holders.bytes[top]
+	}
+	for class := numClasses - 1; class >= top; class-- {
+		for s := l.holders.first[class]; s != nil; {
+			switch {
+			case l.h.buffered() <= b*9/10 || l.stopped.Load():
+				return closeKeep
+			case s == keep:
+				closeKeep = true
+				s = s.link().next
+			default:
+				l.reap(s, OverBudget)
+				s = l.holders.first[class] // OnReap may have moved others
+			}
+		}
+	}
 	return closeKeep
 }
 
-// sizeClasses sums bytes by sizeClass: eight classes per power of two,
-// as Envoy sorts streams into power-of-two buckets to reset the largest
-// first, only finer, so that the largest go first to within an eighth.
-type sizeClasses [8 * (bits.UintSize + 1)]int64
+// shed closes, OverBudget, the loop's holders past the limits the
+// pressure leaves them, from the highest size class down. O(connections
+// buffering bytes): it runs in the loop's pass, not on the data path.
+func (l *loop) shed() {
+	for class := numClasses - 1; class > 0; class-- {
+		for s := l.holders.first[class]; s != nil && !l.stopped.Load(); {
+			next := s.link().next
+			if l.overBudget(s, s.held-s.pend, s.pend, true) {
+				l.reap(s, OverBudget)
+				if next != nil && (next.owner.Load() != l || sizeClass(next.held) != class) {
+					next = l.holders.first[class] // OnReap moved it: the class again
+				}
+			}
+			s = next
+		}
+	}
+}
+
+// mulDiv returns a*b/c, for 0 <= a and 0 < c, with b clamped to 0..c,
+// without the overflow of a*b: a budget of tens of gigabytes takes it
+// past 2^63 (TestBudgetHuge).
+func mulDiv(a, b, c int64) int64 {
+	hi, lo := bits.Mul64(uint64(a), uint64(min(max(b, 0), c)))
+	q, _ := bits.Div64(hi, lo, uint64(c)) // a*b/c <= a: hi < c
+	return int64(q)
+}
+
+// holders are a loop's connections that buffer bytes, in a list per size
+// class, linked through their slots' holderLinks, beside the bytes each
+// class holds, so that the budget finds the largest holders without
+// walking the descriptor table, as Envoy sorts streams into power-of-two
+// buckets to reset the largest first; only finer, so that the largest go
+// first to within an eighth. A connection that buffers nothing is in no
+// list. Only the loop's goroutine touches them.
+type holders struct {
+	first [numClasses]*slot
+	bytes [numClasses]int64
+}
+
+// holderLink is a slot's place in its class's list of holders, held in
+// its chunk (link); zero while the slot is in none.
+type holderLink struct{ prev, next *slot }
+
+// numClasses is the number of size classes: eight per power of two.
+const numClasses = 8 * (bits.UintSize + 1)
+
+// move moves s, which held old bytes and now holds n, to n's class.
+// O(1).
+func (h *holders) move(s *slot, old, n int) {
+	from, to := sizeClass(old), sizeClass(n)
+	h.bytes[from] -= int64(old)
+	h.bytes[to] += int64(n)
+	if from == to {
+		return
+	}
+	k := s.link()
+	if from != 0 { // class 0 holds nothing, and lists no one
+		if k.prev != nil {
+			k.prev.link().next = k.next
+		} else {
+			h.first[from] = k.next
+		}
+		if k.next != nil {
+			k.next.link().prev = k.prev
+		}
+		*k = holderLink{}
+	}
+	if to != 0 {
+		k.next = h.first[to]
+		if k.next != nil {
+			k.next.link().prev = s
+		}
+		h.first[to] = s
+	}
+}
 
 // sizeClass returns n's class: n itself below 8, else eight per power of
 // two, from its length in bits and the three bits after its highest.
-// Classes grow with n.
+// Classes grow with n; only 0 is in class 0.
 func sizeClass(n int) int {
 	if n < 8 {
 		return n

@@ -214,6 +214,12 @@ func (l *loop) track(c gnet.Conn, s *slot, now uint64) {
 // wrapped handler is not called. A bound exceeded closes c: OnTraffic
 // tells OnReap and returns gnet.Close.
 //
+// When c's growth takes what all connections buffer past the memory
+// budget, OnTraffic also closes the largest holders of c's loop, reason
+// OverBudget, before it returns: their OnReap and the wrapped handler's
+// OnClose run inside c's OnTraffic. That costs the budget's size classes
+// and the closes, never a walk of every connection (BenchmarkRelief).
+//
 // It skips the checks Touch makes: gnet calls OnTraffic on c's own loop,
 // and only for the connection that holds c's descriptor.
 func (h *Handler) OnTraffic(c gnet.Conn) gnet.Action {
@@ -253,8 +259,7 @@ func (h *Handler) OnTraffic(c gnet.Conn) gnet.Action {
 	if s.flags&closing != 0 {
 		_, _ = c.Discard(-1) // lingering: the peer's late bytes go
 		if s.held != s.pend {
-			l.charge(s.pend - s.held) // and the budget no longer counts them
-			s.held = s.pend
+			l.hold(s, s.pend) // and the budget no longer counts them
 		}
 		return gnet.None
 	}
@@ -313,8 +318,7 @@ func (h *Handler) OnTick() (time.Duration, gnet.Action) {
 
 // release stops tracking the connection in s, which this loop owns.
 func (l *loop) release(s *slot) {
-	l.charge(-s.held)
-	s.held = 0
+	l.hold(s, 0)
 	l.wheel.Cancel(&s.timer)
 	s.lim().c = nil
 	s.flags = 0 // its poll, if any, is dropped at the next run
@@ -390,15 +394,17 @@ func (h *Handler) Stats() Stats {
 	return s
 }
 
-// chunkBits sets how many slots a chunk holds: 1024, in 192 KiB, which the
+// chunkBits sets how many slots a chunk holds: 1024, in 208 KiB, which the
 // Go allocator places on its own pages, so every slot is line-aligned.
 const chunkBits = 10
 
-// chunk holds the slots of 1024 descriptors, then their limits: the data
-// path walks an array of one line per descriptor.
+// chunk holds the slots of 1024 descriptors, then their limits, then
+// their links among their loop's holders (buffers.go): the data path
+// walks an array of one line per descriptor.
 type chunk struct {
 	slots [1 << chunkBits]slot
 	lims  [1 << chunkBits]limits
+	links [1 << chunkBits]holderLink
 }
 
 // newChunk returns a chunk whose slots know their index.
@@ -411,16 +417,26 @@ func newChunk() *chunk {
 }
 
 // limsOffset is the distance from the first slot to the first limits, and
-// limsStride how much further each next limits lies than its slot.
+// limsStride how much further each next limits lies than its slot;
+// linksOffset is the distance to the first holderLink, and linksShrink
+// how much nearer each next one lies than its slot.
 const (
-	limsOffset = unsafe.Offsetof(chunk{}.lims)
-	limsStride = unsafe.Sizeof(limits{}) - unsafe.Sizeof(slot{})
+	limsOffset  = unsafe.Offsetof(chunk{}.lims)
+	limsStride  = unsafe.Sizeof(limits{}) - unsafe.Sizeof(slot{})
+	linksOffset = unsafe.Offsetof(chunk{}.links)
+	linksShrink = unsafe.Sizeof(slot{}) - unsafe.Sizeof(holderLink{})
 )
 
 // lim returns the limits of the descriptor of s, which lies in a chunk.
 // O(1): they lie in the same chunk, at a distance set by s's index.
 func (s *slot) lim() *limits {
 	return (*limits)(unsafe.Add(unsafe.Pointer(s), limsOffset+uintptr(s.index)*limsStride))
+}
+
+// link returns the place of the descriptor of s, which lies in a chunk,
+// among its loop's holders. O(1), as lim.
+func (s *slot) link() *holderLink {
+	return (*holderLink)(unsafe.Add(unsafe.Pointer(s), linksOffset-uintptr(s.index)*linksShrink))
 }
 
 // conn returns the connection tracked in s.

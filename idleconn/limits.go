@@ -205,12 +205,14 @@ type loopLimits struct {
 	// the runnable takes it; -1 for none.
 	shedFor atomic.Int64
 	// held is what the loop's connections buffer, the sum of their
-	// slot.held, published for the budget's sum over loops. squeeze is
+	// slot.held, published for the budget's sum over loops; holders are
+	// those that buffer, by size class (buffers.go). squeeze is
 	// the budget's pressure as the loop last took it, scaled from 0 at
 	// half the budget to 1 at the whole; maxIn is MaxInput shrunk by it;
 	// passSqueeze is the squeeze of the loop's latest pass; the loop takes
 	// the pressure again when held leaves recheckBelow..recheckAbove.
 	held                       atomic.Int64
+	holders                    holders
 	saturated                  bool // the loop's growth took the total over the budget: relieve it
 	squeeze, passSqueeze       float64
 	maxIn                      int

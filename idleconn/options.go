@@ -164,9 +164,13 @@ type Options struct {
 	OnRefuse func(c gnet.Conn)
 
 	// OnReap, if not nil, is called just before the package closes a
-	// connection, with the reason. It runs on the connection's event loop,
-	// like the handler's own callbacks, and may use c as they do; it must
-	// not block. The wrapped handler's OnClose follows.
+	// connection, with the reason. It runs on the connection's event
+	// loop, like the handler's own callbacks, and may use c as they do;
+	// it must not block. It may run inside another connection's
+	// OnTraffic on that loop: when that connection's growth takes the
+	// memory budget past its whole, the loop's largest holders are closed
+	// before its OnTraffic returns (Handler.OnTraffic). The wrapped
+	// handler's OnClose follows.
 	OnReap func(c gnet.Conn, why Reason)
 
 	// OnWritable, if not nil, is called on c's event loop when c, found

@@ -348,8 +348,9 @@ func (l *loop) wantBy(due uint64) {
 }
 
 // reap closes the connection in s for why, which OnReap and Stats hear
-// of. It runs in the loop's runnable, never inside a callback of gnet's
-// for the connection, where the data path returns gnet.Close instead.
+// of. It runs in the loop's runnable, or in another connection's
+// OnTraffic (relieve), never inside a callback of gnet's for the
+// connection itself, where the data path returns gnet.Close instead.
 func (l *loop) reap(s *slot, why Reason) {
 	c := s.conn()
 	l.reaping(s, why)
