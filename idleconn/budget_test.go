@@ -4,11 +4,14 @@ import (
 	"cmp"
 	"math"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"runtime/debug"
 	"testing"
 	"time"
 
 	"github.com/panjf2000/gnet/v2"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -337,22 +340,70 @@ func TestBudgetZeroAllocs(t *testing.T) {
 	require.Zero(t, testing.AllocsPerRun(1000, step))
 }
 
-// TestDefaultBudget checks the default's sources: a sixteenth of
-// GOMEMLIMIT when it is set, else what the machine says (the cgroup's
-// limit, or physical memory), at least 16 MiB. It sets the process's
-// memory limit for a moment, so it is not parallel.
+// TestDefaultBudget checks the default's sources against fixtures of
+// /proc and /sys/fs/cgroup: a 1024th of the least of GOMEMLIMIT, the
+// cgroup's limit along its path (v2 and v1, "max" and v1's near 2^63
+// meaning none) and physical memory; 16 GiB's where none can be read; and
+// never below what one connection may keep. It sets the process's memory
+// limit and the package's roots for a moment, so it is not parallel.
 func TestDefaultBudget(t *testing.T) {
-	was := debug.SetMemoryLimit(1 << 30)
-	defer debug.SetMemoryLimit(was)
-	require.Equal(t, int64(64<<20), DefaultBudget(), "GOMEMLIMIT=1GiB")
-	debug.SetMemoryLimit(math.MaxInt64)
-	switch b, cg, mem := DefaultBudget(), cgroupMemoryLimit(), physicalMemory(); {
-	case cg > 0:
-		require.Equal(t, cg/16, b, "the cgroup's limit")
-	case mem > 0:
-		require.Equal(t, max(mem/1024, 16<<20), b, "physical memory")
-	default:
-		require.Equal(t, int64(64<<20), b)
+	const gib = 1 << 30
+	require.Equal(t, int64(min(DefaultMaxInput, budgetInputFloor)+min(DefaultOutput.Max, 2*DefaultOutput.High)), int64(budgetFloor))
+	require.Positive(t, physicalMemory(), "this machine's /proc/meminfo is read")
+	defer func(p, c string) { procRoot, cgroupRoot = p, c }(procRoot, cgroupRoot)
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(math.MaxInt64))
+	write := func(root, name, data string) {
+		t.Helper()
+		name = filepath.Join(root, name)
+		require.NoError(t, os.MkdirAll(filepath.Dir(name), 0o755))
+		require.NoError(t, os.WriteFile(name, []byte(data), 0o644))
 	}
-	require.Positive(t, physicalMemory(), "/proc/meminfo is read")
+	for _, tc := range []struct {
+		name      string
+		gomem     int64             // 0: not set
+		proc, sys map[string]string // file: contents
+		want      int64
+	}{
+		{"physical memory", 0, map[string]string{"meminfo": "MemTotal:       25165824 kB\nMemFree: 1 kB\n", "self/cgroup": "0::/\n"},
+			map[string]string{"memory.max": "max\n"}, 24 * gib / 1024},
+		{"v2, nested: the least along the path", 0,
+			map[string]string{"meminfo": "MemTotal: 25165824 kB\n", "self/cgroup": "0::/user.slice/app.scope\n"},
+			map[string]string{"memory.max": "max\n", "user.slice/memory.max": "8589934592\n", "user.slice/app.scope/memory.max": "max\n"}, 8 * gib / 1024},
+		{"v2, a leaf's limit under its parent's", 0,
+			map[string]string{"meminfo": "MemTotal: 25165824 kB\n", "self/cgroup": "0::/a/b\n"},
+			map[string]string{"a/memory.max": "8589934592\n", "a/b/memory.max": "2147483648\n"}, 2 * gib / 1024},
+		{"v1, memory among other controllers; near 2^63 is none", 0,
+			map[string]string{"meminfo": "MemTotal: 25165824 kB\n", "self/cgroup": "12:cpu,cpuacct:/x\n4:memory,hugetlb:/a/b\n1:name=systemd:/y\n"},
+			map[string]string{"memory/memory.limit_in_bytes": "9223372036854771712\n", "memory/a/memory.limit_in_bytes": "4294967296\n",
+				"memory/a/b/memory.limit_in_bytes": "9223372036854775807\n", "cpu,cpuacct/x/memory.max": "1024\n"}, 4 * gib / 1024},
+		{"a cgroup limit above physical memory", 0,
+			map[string]string{"meminfo": "MemTotal: 1048576 kB\n", "self/cgroup": "0::/\n"},
+			map[string]string{"memory.max": "8589934592\n"}, gib / 1024},
+		{"GOMEMLIMIT under the cgroup's", 2 * gib,
+			map[string]string{"meminfo": "MemTotal: 25165824 kB\n", "self/cgroup": "0::/\n"},
+			map[string]string{"memory.max": "8589934592\n"}, 2 * gib / 1024},
+		{"GOMEMLIMIT over the cgroup's", 16 * gib,
+			map[string]string{"meminfo": "MemTotal: 25165824 kB\n", "self/cgroup": "0::/\n"},
+			map[string]string{"memory.max": "8589934592\n"}, 8 * gib / 1024},
+		{"GOMEMLIMIT of 1 MiB: the floor", 1 << 20, map[string]string{"meminfo": "MemTotal: 25165824 kB\n"}, nil, budgetFloor},
+		{"nothing readable", 0, nil, nil, 16 * gib / 1024},
+		{"unparsable", 0, map[string]string{"meminfo": "MemTotal: lots\n", "self/cgroup": "garbage"}, nil, 16 * gib / 1024},
+	} {
+		procRoot, cgroupRoot = t.TempDir(), t.TempDir()
+		for name, data := range tc.proc {
+			write(procRoot, name, data)
+		}
+		for name, data := range tc.sys {
+			write(cgroupRoot, name, data)
+		}
+		debug.SetMemoryLimit(cmp.Or(tc.gomem, math.MaxInt64))
+		assert.Equal(t, tc.want, DefaultBudget(), tc.name)
+	}
+
+	// New raises a default under what one connection may keep with the
+	// limits it is given.
+	debug.SetMemoryLimit(1 << 20)
+	h, err := New(&nopHandler{}, Options{Timeout: time.Second, MaxInput: 1 << 20, Output: OutputLimit{Max: 1 << 20, High: 256 << 10, Low: 1}})
+	require.NoError(t, err)
+	require.Equal(t, int64(64<<10+512<<10), h.Stats().Budget)
 }

@@ -100,11 +100,11 @@ func (h *Handler) Writable(c gnet.Conn) bool {
 // zero OutputLimit restores the Handler's. A connection already above the
 // new Max is closed at the loop's next run. It panics, with a message
 // starting "idleconn: ", if o is neither zero nor a valid limit, before
-// changing anything. It must be called on c's loop: from a handler callback for c,
-// or a runnable given to c.EventLoop().Execute. It reports whether c is
-// tracked; false means it did nothing, c being untracked, refused, or
-// closed with its descriptor reused since. O(1), at most one clock read,
-// no allocation.
+// changing anything. It must be called on c's loop: from a handler
+// callback for c, or a runnable given to c.EventLoop().Execute. It reports
+// whether c is tracked; false means it did nothing, c being untracked,
+// refused, or closed with its descriptor reused since. O(1), at most one
+// clock read, no allocation.
 func (h *Handler) SetOutputLimit(c gnet.Conn, o OutputLimit) bool {
 	if o == (OutputLimit{}) {
 		o = h.cfg.output
@@ -154,13 +154,13 @@ type writeStall struct {
 // SetWriteStallTimeout sets how long c may have output pending with none
 // of it drained before it is closed, in place of
 // Options.WriteStallTimeout; zero turns the limit off for c. Pending
-// output counts from this call if some is pending, and any drain seen at
-// a later look restarts the count: output written outside the package's
-// sight is seen at the next look. While output is pending the
-// connection's timer fires each tick (a quarter of Resolution) to look,
-// so that the count restarts at the drain itself (TestWriteStall). It
-// panics, with a message starting "idleconn: ", if d is negative, before
-// changing anything. It must be called on c's loop: from a handler callback for c,
+// output counts from this call if some is pending, and any drain seen at a
+// later look restarts the count: output written outside the package's
+// sight is seen at the next look. While output is pending the connection's
+// timer fires each tick (a quarter of Resolution) to look, so that the
+// count restarts at the drain itself (TestWriteStall). It panics, with a
+// message starting "idleconn: ", if d is negative, before changing
+// anything. It must be called on c's loop: from a handler callback for c,
 // or a runnable given to c.EventLoop().Execute. It reports whether c is
 // tracked; false means it did nothing, c being untracked, refused, or
 // closed with its descriptor reused since. O(1), at most one clock read,
@@ -563,7 +563,7 @@ var budgetKind = kind{
 		floor := int64(min(c.maxInput, budgetInputFloor) + min(c.output.Max, 2*c.output.High))
 		switch {
 		case o.Budget == 0:
-			c.budget = DefaultBudget()
+			c.budget = max(DefaultBudget(), floor)
 		case o.Budget == -1:
 		case o.Budget < 0:
 			return fmt.Errorf("idleconn: Budget %d: want bytes, 0 for DefaultBudget() or -1 for none", o.Budget)
@@ -829,69 +829,84 @@ func (h *Handler) UnderPressure() bool {
 	return h.cfg.budget != 0 && 2*h.buffered() > h.cfg.budget
 }
 
-// DefaultBudget returns Options.Budget's default, derived from the memory
-// the process may use: a sixteenth of GOMEMLIMIT when it is set, else of
-// its cgroup's memory limit (cgroup v2's memory.max, or v1's
-// memory.limit_in_bytes), else a 1024th of the physical memory, which the
-// process shares with the rest of the machine, at least 16 MiB; 64 MiB
-// where none can be read. The budget counts the bytes buffered, and a
-// heap that holds them holds more: the buffers' capacity (gnet's grow by
-// doubling), the freed ones in gnet's pools until the next collections,
-// and Go's heap goal, twice what is live (GOGC=100). Under attack a
-// server grew by four to five and a half times its budget
-// (bench/results/httpload-budget*.txt), so a 1024th of physical memory
-// keeps it within about a 200th: a budget of 23.5 MiB for 24 GiB. It
-// reads a few files, once per call.
+// DefaultBudget returns Options.Budget's default: a 1024th of the memory
+// the process may use, the least of GOMEMLIMIT (when set), its cgroup's
+// memory limit (cgroup v2's memory.max, or v1's memory.limit_in_bytes,
+// the least along its cgroup's path) and the physical memory; a 1024th of
+// 16 GiB where none can be read; and at least budgetFloor, what one
+// connection may keep under pressure with the default limits (New raises
+// it to that of the limits it is given). The budget counts the bytes
+// buffered, and a process that holds them grows by a multiple of it: the
+// buffers' capacity (gnet's grow by doubling), the freed ones in gnet's
+// pools until the next collections, and Go's heap goal, twice what is
+// live (GOGC=100). bench/results/httpload-budget*.txt measures that
+// growth under thousands of attacking clients, for the example servers;
+// one fraction for every source, so that a container, a GOMEMLIMIT and a
+// machine of the same size get the same budget, and small enough that
+// the growth measured there stays a small share of that memory. It reads
+// a few files, once per call.
 func DefaultBudget() int64 {
-	if limit := debug.SetMemoryLimit(-1); limit < math.MaxInt64 {
-		return limit / 16
+	limit := physicalMemory()
+	if cg := cgroupMemoryLimit(); cg > 0 && (limit <= 0 || cg < limit) {
+		limit = cg
 	}
-	if limit := cgroupMemoryLimit(); limit > 0 {
-		return limit / 16
+	if gm := debug.SetMemoryLimit(-1); gm < math.MaxInt64 && (limit <= 0 || gm < limit) {
+		limit = gm
 	}
-	if mem := physicalMemory(); mem > 0 {
-		return max(mem/1024, 16<<20)
+	if limit <= 0 {
+		limit = 16 << 30
 	}
-	return 64 << 20
+	return max(limit/1024, budgetFloor)
 }
 
-// cgroupMemoryLimit returns the memory limit of the process's cgroup, or
-// of the nearest ancestor with one: cgroup v2's memory.max, or v1's
-// memory.limit_in_bytes; 0 for none or where it cannot be read.
+// budgetFloor is what one connection may keep under the budget's
+// pressure with the default limits: min(DefaultMaxInput, 64 KiB) +
+// min(DefaultOutput.Max, 2*DefaultOutput.High).
+const budgetFloor = 192 << 10
+
+// procRoot and cgroupRoot are where DefaultBudget reads what the machine
+// and the cgroup allow; TestDefaultBudget points them at fixtures.
+var procRoot, cgroupRoot = "/proc", "/sys/fs/cgroup"
+
+// cgroupMemoryLimit returns the memory limit of the process's cgroup:
+// the least of cgroup v2's memory.max, or v1's memory.limit_in_bytes,
+// over its path and the path's ancestors, each of which limits it; 0 for
+// none or where it cannot be read.
 func cgroupMemoryLimit() int64 {
-	b, err := os.ReadFile("/proc/self/cgroup")
+	b, err := os.ReadFile(path.Join(procRoot, "self/cgroup"))
 	if err != nil {
 		return 0
 	}
+	var least int64
 	for line := range strings.Lines(string(b)) {
 		// hierarchy-ID:controllers:path; v2's has no controllers.
 		f := strings.SplitN(strings.TrimSpace(line), ":", 3)
 		if len(f) != 3 {
 			continue
 		}
-		root, file := "/sys/fs/cgroup", "memory.max"
+		root, file := cgroupRoot, "memory.max"
 		if f[1] != "" {
 			if !slices.Contains(strings.Split(f[1], ","), "memory") {
 				continue
 			}
-			root, file = "/sys/fs/cgroup/memory", "memory.limit_in_bytes"
+			root, file = path.Join(cgroupRoot, "memory"), "memory.limit_in_bytes"
 		}
-		for dir := f[2]; ; dir = path.Dir(dir) {
-			// v1 writes a number near 2^63 for none.
-			if n := readBytes(path.Join(root, dir, file)); n > 0 && n < 1<<60 {
-				return n
+		for dir := path.Clean("/" + f[2]); ; dir = path.Dir(dir) {
+			// v2 writes "max" for none, v1 a number near 2^63.
+			if n := readBytes(path.Join(root, dir, file)); n > 0 && n < 1<<60 && (least == 0 || n < least) {
+				least = n
 			}
-			if dir == "/" || dir == "." || dir == "" {
+			if dir == "/" {
 				break
 			}
 		}
 	}
-	return 0
+	return least
 }
 
 // physicalMemory returns MemTotal from /proc/meminfo, or 0.
 func physicalMemory() int64 {
-	b, err := os.ReadFile("/proc/meminfo")
+	b, err := os.ReadFile(path.Join(procRoot, "meminfo"))
 	if err != nil {
 		return 0
 	}

@@ -139,12 +139,13 @@ func (h *Handler) OnShutdown(eng gnet.Engine) {
 }
 
 // OnOpen starts tracking c, then calls the wrapped handler's OnOpen, which
-// may already Untrack c or change its limits. With MaxConns reached, or
-// once Shutdown has begun, it refuses c instead: it calls OnRefuse and
-// returns gnet.Close, and the wrapped handler hears nothing of c. The
-// first connection of a loop creates the loop's state; after that an open
-// costs a clock read and an O(1) schedule, and allocates only when its
-// descriptor is the first of a new block of 1024.
+// may already Untrack c or change its limits. With MaxConns reached, the
+// memory budget at its whole, or once Shutdown has begun, it refuses c
+// instead: it calls OnRefuse and returns gnet.Close, and the wrapped
+// handler hears nothing of c. The first connection of a loop creates the
+// loop's state; after that an open costs a clock read and an O(1)
+// schedule, and allocates only when its descriptor is the first of a new
+// block of 1024.
 func (h *Handler) OnOpen(c gnet.Conn) ([]byte, gnet.Action) {
 	if fd := c.Fd(); fd >= 0 {
 		el := c.EventLoop()
@@ -163,7 +164,8 @@ func (h *Handler) OnOpen(c gnet.Conn) ([]byte, gnet.Action) {
 }
 
 // admit counts c's open, and reports whether the server may hold it: no
-// kind refuses it (MaxConns reached, Shutdown begun).
+// kind refuses it (MaxConns reached, the budget at its whole, Shutdown
+// begun).
 func (h *Handler) admit() bool {
 	h.open.Add(1)
 	for _, k := range kinds {
@@ -282,14 +284,6 @@ func (h *Handler) OnTraffic(c gnet.Conn) gnet.Action {
 		}
 	}
 	return action
-}
-
-// reaping counts a close for why and tells OnReap, before the close.
-func (l *loop) reaping(s *slot, why Reason) {
-	l.h.reaped[why-1].Add(1)
-	if f := l.cfg.onReap; f != nil {
-		f(s.conn(), why)
-	}
 }
 
 // OnClose stops tracking c, then calls the wrapped handler's OnClose. O(1),

@@ -202,8 +202,8 @@ const reapBatch = 256
 // Run is the runnable the driver sends to the loop: it refreshes the
 // loop's clock, runs the kinds' passes (what CloseIdle and Shutdown asked
 // for, Overload's), looks at the output it polls, advances the wheel and
-// deals with what expired, and fires the loop's Timers. It always returns nil, since gnet stops a loop
-// whose task returns its shutdown error.
+// deals with what expired, and fires the loop's Timers. It always returns
+// nil, since gnet stops a loop whose task returns its shutdown error.
 func (l *loop) Run(context.Context) error {
 	l.pending.Store(false)
 	if l.stopped.Load() {
@@ -360,5 +360,14 @@ func (l *loop) reap(s *slot, why Reason) {
 		// OnClose that found no slot for c saw stopped set.
 		panic(fmt.Sprintf("idleconn: descriptor %d closed without OnClose: "+
 			"a handler wrapping idleconn.Handler must pass OnClose on", c.Fd()))
+	}
+}
+
+// reaping counts a close for why and tells OnReap, before the close: for
+// reap, and for the data path, which returns gnet.Close instead.
+func (l *loop) reaping(s *slot, why Reason) {
+	l.h.reaped[why-1].Add(1)
+	if f := l.cfg.onReap; f != nil {
+		f(s.conn(), why)
 	}
 }
