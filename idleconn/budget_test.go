@@ -256,10 +256,12 @@ func TestBudgetOff(t *testing.T) {
 
 // TestBudgetModel drives random connections on two loops, growing and
 // shrinking what they buffer through their handler, opening and closing,
-// with the clock moving: after every step the accounting is exact and the
-// total within a step of the budget per loop, once the loops have run it
-// is under the budget, and every OverBudget close came with the total
-// past half of it.
+// closing after flush (whose late input is discarded and leaves the
+// budget) and untracked (whose bytes leave it), with the clock moving:
+// after every step the accounting is exact and the total within a step
+// of the budget per loop, once the loops have run it is under the
+// budget, and every OverBudget close came with the total past half of
+// it.
 func TestBudgetModel(t *testing.T) {
 	rng := rand.New(rand.NewPCG(testSeed(t), 29))
 	var f *fakeServer
@@ -274,6 +276,7 @@ func TestBudgetModel(t *testing.T) {
 	f = newFakeServer(t, w, opts)
 	loops := []*fakeLoop{f.loop(), f.loop()}
 	open := map[int]*fakeConn{}
+	var lingering, untracked int // moves made
 	for step := range 20_000 {
 		fd := 10 + rng.IntN(64)
 		c := open[fd]
@@ -283,6 +286,14 @@ func TestBudgetModel(t *testing.T) {
 			open[fd] = c
 		case rng.IntN(50) == 0:
 			_ = c.loop.Close(c)
+		case rng.IntN(40) == 0:
+			if f.h.CloseAfterFlush(c) {
+				lingering++
+			}
+		case rng.IntN(80) == 0:
+			if f.h.Untrack(c) {
+				untracked++
+			}
 		default:
 			// The peer sends, the handler consumes some and writes some,
 			// the peer reads some.
@@ -290,6 +301,11 @@ func TestBudgetModel(t *testing.T) {
 			w.take, w.add = int32(rng.IntN(100<<10)), int32(rng.IntN(40<<10))
 			c.out -= min(c.out, int32(rng.IntN(60<<10)))
 			f.traffic(c)
+			if s := f.slot(c); s != nil && s.flags&closing != 0 {
+				// Closing after flush: the input is discarded as it
+				// comes, and leaves the budget (the lingering refund).
+				require.Equal(t, s.pend, s.held, "step %d: a connection closing after flush holds no input", step)
+			}
 		}
 		checkBudget(t, f.h)
 		// A loop's data path relieves the budget when its own growth,
@@ -306,6 +322,8 @@ func TestBudgetModel(t *testing.T) {
 		}
 	}
 	require.NotEmpty(t, over, "the budget closed connections")
+	require.Positive(t, lingering, "closes after flush")
+	require.Positive(t, untracked, "untracked connections")
 	for i, half := range over {
 		require.True(t, half, "OverBudget close %d under half the budget", i)
 	}
