@@ -27,18 +27,20 @@ var budgetOpts = Options{Timeout: time.Second, Resolution: 20 * time.Millisecond
 // checkBudget checks the accounting: each loop's sum is the sum of what
 // its connections were last seen to buffer, and Stats' the loops'; and
 // what caches it: with a budget, each loop's holders list exactly its
-// connections that buffer bytes, each in its size class, and each class's
-// bytes are what its connections hold.
+// connections that buffer bytes in the classes listed, each in its size
+// class, and each class's bytes are what its connections hold.
 func checkBudget(t *testing.T, h *Handler) {
 	t.Helper()
 	var all int64
 	for _, l := range h.loops.all() {
 		var sum int64
-		var buffering int
+		var buffering int // in the classes listed
+		bytes := make([]int64, numClasses)
 		h.table.each(l, func(s *slot) bool {
 			require.GreaterOrEqual(t, s.held, s.pend)
 			sum += int64(s.held)
-			if s.held != 0 {
+			bytes[sizeClass(s.held)] += int64(s.held)
+			if h.cfg.budget != 0 && sizeClass(s.held) >= h.cfg.listClass {
 				buffering++
 			}
 			return true
@@ -50,19 +52,17 @@ func checkBudget(t *testing.T, h *Handler) {
 		}
 		listed := 0
 		for class := range numClasses {
-			var bytes int64
 			var prev *slot
 			for s := l.holders.first[class]; s != nil; s = s.link().next {
 				// Plain comparisons: this runs at each of TestBudgetModel's steps.
 				if s.owner.Load() != l || sizeClass(s.held) != class || s.link().prev != prev || listed >= buffering {
 					t.Fatalf("class %d: a holder of another loop, of another class, badly linked, or a list without end", class)
 				}
-				bytes += int64(s.held)
 				prev = s
 				listed++
 			}
-			if bytes != l.holders.bytes[class] {
-				t.Fatalf("class %d holds %d bytes, counted %d", class, bytes, l.holders.bytes[class])
+			if bytes[class] != l.holders.bytes[class] {
+				t.Fatalf("class %d holds %d bytes, counted %d", class, bytes[class], l.holders.bytes[class])
 			}
 		}
 		require.Equal(t, buffering, listed, "every connection buffering bytes is listed")
@@ -229,6 +229,43 @@ func TestBudgetHuge(t *testing.T) {
 	require.Equal(t, int64(3), mulDiv(5, 6, 10))
 	require.Equal(t, int64(1)<<62, mulDiv(1<<62, 1<<62, 1<<62), "no overflow")
 	require.Equal(t, int64(7), mulDiv(7, 20, 10), "b clamped to c")
+}
+
+// TestBudgetThinHolders checks relief when the excess is spread thin:
+// 1,700 connections each leave 40 KiB unconsumed, less than the lists of
+// holders keep (64 KiB at a budget of 64 MiB), and together pass the
+// budget. The data path finds none to close in the lists; the loop's
+// pass goes on over the descriptor table and closes enough of them to
+// bring the total under nine tenths of the budget.
+func TestBudgetThinHolders(t *testing.T) {
+	opts := budgetOpts
+	opts.Budget, opts.MaxInput, opts.MaxConns = 64<<20, 1<<20, -1
+	w := &writer{}
+	f := newFakeServer(t, w, opts)
+	l := f.loop()
+	var conns []*fakeConn // opened first: past the budget they would be refused
+	for i := range 1700 {
+		conns = append(conns, openFake(f.h, l, 10+i))
+	}
+	for _, c := range conns {
+		c.in = 40 << 10
+		require.Equal(t, gnet.None, f.traffic(c), "within the shrunk limits")
+	}
+	checkBudget(t, f.h)
+	require.Greater(t, f.h.Stats().Buffered, opts.Budget, "over the budget: the data path closed none")
+	require.Empty(t, f.reap)
+	for _, lp := range f.h.loops.all() {
+		for class := range numClasses {
+			require.Nil(t, lp.holders.first[class], "none listed")
+		}
+	}
+	l.runQueued()
+	checkBudget(t, f.h)
+	require.LessOrEqual(t, f.h.Stats().Buffered, opts.Budget*9/10)
+	require.NotEmpty(t, f.reap)
+	for _, why := range f.reap {
+		require.Equal(t, OverBudget, why)
+	}
 }
 
 // TestBudgetOff checks that Budget -1 turns the budget off: connections

@@ -92,7 +92,7 @@ func (h *Handler) Writable(c gnet.Conn) bool {
 	if s == nil {
 		return p <= h.cfg.output.High
 	}
-	l.look(s, p, l.lastTick(), true) // a Max exceeded closes c at the next run
+	l.look(s, c, p, l.lastTick(), true) // a Max exceeded closes c at the next run
 	return s.flags&unwritable == 0
 }
 
@@ -116,7 +116,7 @@ func (h *Handler) SetOutputLimit(c gnet.Conn, o OutputLimit) bool {
 		return false
 	}
 	s.lim().output = o
-	l.look(s, c.OutboundBuffered(), l.lastTick(), true)
+	l.look(s, c, c.OutboundBuffered(), l.lastTick(), true)
 	return true
 }
 
@@ -172,7 +172,7 @@ func (h *Handler) SetWriteStallTimeout(c gnet.Conn, d time.Duration) bool {
 	}
 	s.lim().stall.ticks = ticks
 	s.pend = 0 // count from now
-	l.look(s, c.OutboundBuffered(), h.clock.Tick(h.now()), true)
+	l.look(s, c, c.OutboundBuffered(), h.clock.Tick(h.now()), true)
 	return true
 }
 
@@ -270,36 +270,68 @@ func (h *Handler) CloseAfterFlush(c gnet.Conn) bool {
 	s.flags |= closing
 	m := s.lim()
 	m.idle, m.deadline = 0, 0
-	l.look(s, c.OutboundBuffered(), h.clock.Tick(h.now()), true) // over Max: the next run closes it
+	l.look(s, c, c.OutboundBuffered(), h.clock.Tick(h.now()), true) // over Max: the next run closes it
 	return true
 }
 
 // observe is look, followed by OnWritable if the look found c drained to
 // its low-water mark.
-func (l *loop) observe(s *slot, p int, now uint64, after bool) Reason {
+func (l *loop) observe(s *slot, c gnet.Conn, p int, now uint64, after bool) Reason {
 	was := s.flags & unwritable
-	why := l.look(s, p, now, after)
+	why := l.look(s, c, p, now, after)
 	if why == 0 && was != 0 && s.flags&(unwritable|closing) == 0 {
 		if f := l.cfg.onWritable; f != nil {
-			f(s.conn())
+			f(c)
 		}
 	}
 	return why
 }
 
 // look is the state machine's step: it takes p as the output now pending
-// on s's connection, as the loop stands at tick now, charges what the
-// connection buffers to the budget, and reports the limit it exceeds
-// (OutputFull, InputFull, OverBudget), or 0. after says that the package
-// saw the writes that may have come since the last look (a handler
-// callback or a Timer's function ran since), so that growth is expected;
-// growth at any other look comes from a write the package did not see.
-func (l *loop) look(s *slot, p int, now uint64, after bool) (why Reason) {
-	m := s.lim()
-	in := m.c.InboundBuffered()
+// on c, the connection in s, as the loop stands at tick now, charges what
+// c buffers to the budget, and reports the limit it exceeds (OutputFull,
+// InputFull, OverBudget), or 0. after says that the package saw the
+// writes that may have come since the last look (a handler callback or a
+// Timer's function ran since), so that growth is expected; growth at any
+// other look comes from a write the package did not see. A connection
+// with no output pending, now or at the last look, and not closing, has
+// no output state to step: its look reads no line but its slot's
+// (BenchmarkOnTraffic's buffering case).
+func (l *loop) look(s *slot, c gnet.Conn, p int, now uint64, after bool) (why Reason) {
+	in := c.InboundBuffered()
 	if held := in + p; held != s.held {
 		l.hold(s, held)
 	}
+	due := uint64(packwheel.MaxTick)
+	if p|s.pend != 0 || s.flags&closing != 0 {
+		due = l.step(s, p, now, after)
+		if p > s.lim().output.Max {
+			why = OutputFull
+		}
+	}
+	if why == 0 {
+		// Input is left unconsumed by a callback: it is checked after one.
+		switch {
+		case after && in > l.cfg.maxInput:
+			why = InputFull
+		case l.overBudget(s, in, p, after):
+			why = OverBudget
+		}
+	}
+	if why != 0 {
+		// The caller closes the connection, or, if it cannot (Writable,
+		// a setter), the next run's look finds the limit passed again
+		// (TestOutputFullUnseen).
+		due = now
+	}
+	l.arm(s, due, now)
+	return why
+}
+
+// step moves s's output state to p pending, as look found it, and
+// returns the tick by which the connection must be looked at again.
+func (l *loop) step(s *slot, p int, now uint64, after bool) (due uint64) {
+	m := s.lim()
 	prev := s.pend
 	s.pend = p
 	switch {
@@ -331,33 +363,16 @@ func (l *loop) look(s *slot, p int, now uint64, after bool) (why Reason) {
 	case p <= m.output.Low:
 		s.flags &^= unwritable
 	}
-	due := uint64(packwheel.MaxTick)
 	switch {
 	case p != 0:
-		due = now + 1 // and each tick while output is pending
 		if s.flags&(closing|shut) == closing {
 			l.startPoll(s)
 		}
+		return now + 1 // and each tick while output is pending
 	case s.flags&(closing|shut) == closing:
-		due = l.shutWrite(s, now)
+		return l.shutWrite(s, now)
 	}
-	// Input is left unconsumed by a callback: it is checked after one.
-	switch {
-	case p > m.output.Max:
-		why = OutputFull
-	case after && in > l.cfg.maxInput:
-		why = InputFull
-	case l.overBudget(s, in, p, after):
-		why = OverBudget
-	}
-	if why != 0 {
-		// The caller closes the connection, or, if it cannot (Writable,
-		// a setter), the next run's look finds the limit passed again
-		// (TestOutputFullUnseen).
-		due = now
-	}
-	l.arm(s, due, now)
-	return why
+	return packwheel.MaxTick
 }
 
 // shutWrite shuts the write side of s's connection, whose output has
@@ -499,7 +514,7 @@ func (l *loop) runPolls(t time.Duration, now uint64) {
 		}
 		if p.at <= t {
 			c := s.conn()
-			if why := l.observe(s, c.OutboundBuffered(), now, false); why != 0 {
+			if why := l.observe(s, c, c.OutboundBuffered(), now, false); why != 0 {
 				l.reap(s, why)
 				continue
 			}
@@ -565,6 +580,7 @@ var budgetKind = kind{
 		case o.Budget == 0:
 			c.budget = max(DefaultBudget(), floor)
 		case o.Budget == -1:
+			return nil
 		case o.Budget < 0:
 			return fmt.Errorf("idleconn: Budget %d: want bytes, 0 for DefaultBudget() or -1 for none", o.Budget)
 		case o.Budget < floor:
@@ -573,6 +589,7 @@ var budgetKind = kind{
 		default:
 			c.budget = o.Budget
 		}
+		c.listClass = sizeClass(int(min(int64(min(c.maxInput, budgetInputFloor)), max(c.budget/1024, 1))))
 		return nil
 	},
 	refuse: func(h *Handler) bool { return h.cfg.budget != 0 && h.buffered() >= h.cfg.budget },
@@ -613,7 +630,7 @@ func (l *loop) hold(s *slot, n int) {
 	old := s.held
 	s.held = n
 	if l.cfg.budget != 0 {
-		l.holders.move(s, old, n)
+		l.holders.move(s, old, n, l.cfg.listClass)
 	}
 	l.charge(n - old)
 }
@@ -625,9 +642,15 @@ func (l *loop) hold(s *slot, n int) {
 // of the excess at its pass, the whole of it from the data path, whose
 // growth passed the budget. It spares keep, the connection whose
 // OnTraffic runs it (which gnet must close itself), and reports whether
-// keep is one it would have closed. O(size classes + connections
-// closed): it walks no descriptor table (BenchmarkRelief), so that it
-// may run on the data path.
+// keep is one it would have closed.
+//
+// It finds them in the loop's lists of holders: O(size classes +
+// connections closed), so that it may run on the data path
+// (BenchmarkRelief). Only when the excess is spread over connections
+// each holding less than the lists keep (a 1024th of the budget, 64 KiB
+// at most), more than a thousand of them, does the loop's pass go on
+// over the descriptor table (TestBudgetThinHolders); the data path
+// leaves that to the pass.
 func (l *loop) relieve(used int64, keep *slot) (closeKeep bool) {
 	l.saturated = false
 	b := l.cfg.budget
@@ -644,10 +667,11 @@ func (l *loop) relieve(used int64, keep *slot) (closeKeep bool) {
 		top--
 		freed += l.holders.bytes[top]
 	}
-	for class := numClasses - 1; class >= top; class-- {
+	relieved := func() bool { return l.h.buffered() <= b*9/10 || l.stopped.Load() }
+	for class := numClasses - 1; class >= max(top, l.cfg.listClass); class-- {
 		for s := l.holders.first[class]; s != nil; {
 			switch {
-			case l.h.buffered() <= b*9/10 || l.stopped.Load():
+			case relieved():
 				return closeKeep
 			case s == keep:
 				closeKeep = true
@@ -658,14 +682,25 @@ func (l *loop) relieve(used int64, keep *slot) (closeKeep bool) {
 			}
 		}
 	}
+	if top < l.cfg.listClass && keep == nil && !relieved() {
+		l.h.table.each(l, func(s *slot) bool {
+			if sizeClass(s.held) >= top {
+				l.reap(s, OverBudget)
+			}
+			return !relieved()
+		})
+	}
 	return closeKeep
 }
 
 // shed closes, OverBudget, the loop's holders past the limits the
 // pressure leaves them, from the highest size class down. O(connections
-// buffering bytes): it runs in the loop's pass, not on the data path.
+// in the lists): it runs in the loop's pass, not on the data path. A
+// connection in no list holds less than any shrunk input limit, and its
+// output, if it is past its own shrunk limit, is seen at its next look,
+// which comes each tick while output is pending.
 func (l *loop) shed() {
-	for class := numClasses - 1; class > 0; class-- {
+	for class := numClasses - 1; class >= l.cfg.listClass; class-- {
 		for s := l.holders.first[class]; s != nil && !l.stopped.Load(); {
 			next := s.link().next
 			if l.overBudget(s, s.held-s.pend, s.pend, true) {
@@ -688,13 +723,16 @@ func mulDiv(a, b, c int64) int64 {
 	return int64(q)
 }
 
-// holders are a loop's connections that buffer bytes, in a list per size
-// class, linked through their slots' holderLinks, beside the bytes each
-// class holds, so that the budget finds the largest holders without
-// walking the descriptor table, as Envoy sorts streams into power-of-two
-// buckets to reset the largest first; only finer, so that the largest go
-// first to within an eighth. A connection that buffers nothing is in no
-// list. Only the loop's goroutine touches them.
+// holders are the bytes a loop's connections buffer, by size class, and
+// the connections that buffer the most, in a list per class from
+// config.listClass up, linked through their slots' holderLinks, so that
+// the budget finds the largest holders without walking the descriptor
+// table, as Envoy sorts streams into power-of-two buckets to reset the
+// largest first; only finer, so that the largest go first to within an
+// eighth. A connection that buffers less (a partial request, an answer
+// the socket will soon take) only moves bytes between classes: the data
+// path touches no other connection's memory for it (BenchmarkOnTraffic's
+// buffering case). Only the loop's goroutine touches them.
 type holders struct {
 	first [numClasses]*slot
 	bytes [numClasses]int64
@@ -707,17 +745,17 @@ type holderLink struct{ prev, next *slot }
 // numClasses is the number of size classes: eight per power of two.
 const numClasses = 8 * (bits.UintSize + 1)
 
-// move moves s, which held old bytes and now holds n, to n's class.
-// O(1).
-func (h *holders) move(s *slot, old, n int) {
+// move moves s, which held old bytes and now holds n, to n's class, in
+// its list if the class is listed (from class listed up). O(1).
+func (h *holders) move(s *slot, old, n, listed int) {
 	from, to := sizeClass(old), sizeClass(n)
 	h.bytes[from] -= int64(old)
 	h.bytes[to] += int64(n)
-	if from == to {
+	if from == to || from < listed && to < listed {
 		return
 	}
 	k := s.link()
-	if from != 0 { // class 0 holds nothing, and lists no one
+	if from >= listed {
 		if k.prev != nil {
 			k.prev.link().next = k.next
 		} else {
@@ -728,7 +766,7 @@ func (h *holders) move(s *slot, old, n int) {
 		}
 		*k = holderLink{}
 	}
-	if to != 0 {
+	if to >= listed {
 		k.next = h.first[to]
 		if k.next != nil {
 			k.next.link().prev = s

@@ -247,7 +247,7 @@ func (h *Handler) OnTraffic(c gnet.Conn) gnet.Action {
 	}
 	// Output was pending: see what drained before the handler writes.
 	if s.pend != 0 && s.flags&closing == 0 {
-		if why := l.observe(s, c.OutboundBuffered(), l.lastTick(), false); why != 0 {
+		if why := l.observe(s, c, c.OutboundBuffered(), l.lastTick(), false); why != 0 {
 			l.reaping(s, why)
 			return gnet.Close
 		}
@@ -274,7 +274,7 @@ func (h *Handler) OnTraffic(c gnet.Conn) gnet.Action {
 	// What the handler left unconsumed, and what it wrote that the peer
 	// has not read.
 	if p := c.OutboundBuffered(); p|c.InboundBuffered()|s.held != 0 {
-		why := l.observe(s, p, l.lastTick(), true)
+		why := l.observe(s, c, p, l.lastTick(), true)
 		if why == 0 && l.saturated && s.owner.Load() == l && l.relieve(l.h.buffered(), s) {
 			why = OverBudget // among the largest holders of a budget just passed
 		}

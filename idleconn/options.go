@@ -252,6 +252,7 @@ type config struct {
 	maxInput                         int
 	maxConns                         int64 // 0 for none
 	budget                           int64 // 0 for none
+	listClass                        int   // the least size class a loop's holders list (buffers.go)
 	overload                         overloadConfig
 	wheel                            WheelKind
 	slots                            int // of a hashed wheel

@@ -277,7 +277,7 @@ func (l *loop) expire(s *slot, now uint64) bool {
 	l.settle(&m.drain.start)
 	if s.pend != 0 || s.flags&closing != 0 {
 		c := m.c
-		if why := l.observe(s, c.OutboundBuffered(), now, false); why != 0 {
+		if why := l.observe(s, c, c.OutboundBuffered(), now, false); why != 0 {
 			l.reap(s, why)
 			return true
 		}
