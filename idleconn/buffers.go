@@ -569,8 +569,9 @@ func (l *loop) runPolls(t time.Duration, now uint64) {
 // read. A loop takes the pressure afresh when its own sum has moved by a
 // step since it last did, and at each run; the data path pays nothing
 // for it when a connection buffers nothing, the common case
-// (BenchmarkOnTraffic), and a class move when it does
-// (BenchmarkOnTraffic's buffering case).
+// (BenchmarkOnTraffic), and when it does, a charge to the loop's sum and
+// its size class's, with a move between lists only for the largest
+// holders (BenchmarkOnTraffic's buffering case).
 var budgetKind = kind{
 	why: OverBudget, name: "over budget",
 	row: [4]string{"memory budget", "Budget (DefaultBudget)", "-", "OverBudget"},
