@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"runtime"
+	"strings"
 	"testing"
 	"time"
 
@@ -44,23 +45,38 @@ func benchServer(b *testing.B, user gnet.EventHandler, opts Options, n, loops in
 	return f, ls, conns
 }
 
+// bufferer is an fdReader that leaves its connection holding 0 to 7 KiB
+// of unconsumed input, a different amount at each read, as a handler
+// waiting for the rest of a request does: the data path charges the
+// change to the budget.
+type bufferer struct{ fdReader }
+
+func (r *bufferer) OnTraffic(c gnet.Conn) gnet.Action {
+	fc := c.(*fakeConn)
+	fc.in = fc.reads & 7 << 10
+	return r.fdReader.OnTraffic(c)
+}
+
 var benchSizes = []int{1_000, 100_000}
 
 // BenchmarkOnTraffic measures what the wrapper adds to each OnTraffic: the
 // same handler called bare and through a Handler, over connections visited
-// in random order.
+// in random order; connections that buffer nothing, the common case, and
+// connections that buffer a little (handler=*-buffering), whose every
+// look charges the budget (32 KiB per connection, so that none is closed).
 func BenchmarkOnTraffic(b *testing.B) {
 	for _, loops := range []int{1, 8} {
 		for _, n := range benchSizes {
-			for _, wrapped := range []bool{false, true} {
-				name := "bare"
-				if wrapped {
-					name = "wrapped"
-				}
+			for _, name := range []string{"bare", "wrapped", "bare-buffering", "wrapped-buffering"} {
+				wrapped := strings.HasPrefix(name, "wrapped")
 				b.Run(fmt.Sprintf("handler=%s/loops=%d/conns=%d", name, loops, n), func(b *testing.B) {
-					user := &fdReader{}
-					f, _, conns := benchServer(b, user, Options{Timeout: time.Minute}, n, loops)
-					var handler gnet.EventHandler = user
+					var user gnet.EventHandler = &fdReader{}
+					opts := Options{Timeout: time.Minute}
+					if strings.HasSuffix(name, "-buffering") {
+						user, opts.Budget = &bufferer{}, int64(n)<<15
+					}
+					f, _, conns := benchServer(b, user, opts, n, loops)
+					handler := user
 					if wrapped {
 						handler = f.h
 					}
@@ -99,6 +115,36 @@ func BenchmarkOnTrafficAllLimits(b *testing.B) {
 				c := conns[i%n]
 				c.reads++
 				f.h.OnTraffic(c)
+			}
+		})
+	}
+}
+
+// BenchmarkRelief measures the budget's relief from the data path: a
+// connection whose growth takes the total past the budget closes its
+// loop's largest holder, beside idle connections that hold nothing. Its
+// cost must not grow with them: relief finds the largest in the loop's
+// size classes, and walks no descriptor table. Each op opens the holder
+// again, and runs the passes the growth asked for.
+func BenchmarkRelief(b *testing.B) {
+	for _, n := range benchSizes {
+		b.Run(fmt.Sprintf("idle=%d", n), func(b *testing.B) {
+			f, ls, _ := benchServer(b, &nopHandler{}, budgetOpts, n, 1) // a budget of 1 MiB
+			l := f.h.loops.find(ls[0])
+			grower := openFake(f.h, ls[0], 10+n)
+			holder := &fakeConn{fd: 11 + n, loop: ls[0]}
+			b.ReportAllocs()
+			b.ResetTimer()
+			for range b.N {
+				holder.open = true
+				f.h.OnOpen(holder)
+				l.hold(f.slot(holder), 600<<10)
+				l.hold(f.slot(grower), 500<<10) // past the budget
+				if l.relieve(f.h.buffered(), f.slot(grower)) || holder.open {
+					b.Fatal("the holder, the largest, is not the one closed")
+				}
+				l.hold(f.slot(grower), 0)
+				ls[0].runQueued()
 			}
 		})
 	}

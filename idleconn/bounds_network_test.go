@@ -370,8 +370,8 @@ func isReset(err error) bool {
 // own limits (MaxInput 256 KiB) would let the server hold, 50 MiB in all,
 // against a budget of 4 MiB. The server's total, sampled every
 // millisecond, stays within a read per loop of the budget, the attackers
-// are closed OverBudget, and a client that asks for answers and reads them is served
-// throughout.
+// are closed OverBudget, and a client that asks for answers and reads
+// them is served throughout, from once half the budget is buffered.
 func TestBudgetNetwork(t *testing.T) {
 	const budget, attackers, parkKB = 4 << 20, 200, 7
 	s := &answerServer{delay: 10 * time.Second, delayOnly: parkKB}
@@ -416,6 +416,9 @@ func TestBudgetNetwork(t *testing.T) {
 			finished.Add(-1)
 		}()
 	}
+	// The fair client is served under pressure: from half the budget, its
+	// limits shrink as everyone's.
+	waitFor(t, 10*time.Second, "half the budget buffered", func() bool { return s.h.Stats().Pressure >= 0.5 })
 	fair, err := net.Dial("tcp", addr)
 	require.NoError(t, err)
 	defer fair.Close()

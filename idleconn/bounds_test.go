@@ -108,6 +108,31 @@ func TestOutputFull(t *testing.T) {
 	require.Equal(t, 4, int(f.h.Stats().Reaped(OutputFull)))
 }
 
+// TestOutputFullUnseen checks that output found above Max outside the
+// data path, by Writable or by SetOutputLimit lowering Max, grown by a
+// write the package never saw, closes the connection, OutputFull, at the
+// loop's next run, with and without the budget.
+func TestOutputFullUnseen(t *testing.T) {
+	for _, budget := range []int64{-1, 1 << 30} {
+		opts := limitOpts
+		opts.Output, opts.Budget = OutputLimit{Max: 1000, High: 500, Low: 100}, budget
+		f := newFakeServer(t, &writer{}, opts)
+		l := f.loop()
+
+		c := openFake(f.h, l, 3)
+		c.out = 2000 // an AsyncWrite, say
+		require.False(t, f.h.Writable(c))
+		require.LessOrEqual(t, f.closeAfter(c, l, time.Second, nil), f.h.cfg.tick+f.h.cfg.tick/4, "budget %d: Writable", budget)
+
+		c = openFake(f.h, l, 4)
+		c.out = 800
+		require.True(t, f.h.SetOutputLimit(c, OutputLimit{Max: 600, High: 500, Low: 100}))
+		require.LessOrEqual(t, f.closeAfter(c, l, time.Second, nil), f.h.cfg.tick+f.h.cfg.tick/4, "budget %d: SetOutputLimit", budget)
+		require.Equal(t, []Reason{OutputFull, OutputFull}, f.reap, "budget %d", budget)
+		checkBudget(t, f.h)
+	}
+}
+
 // TestWritable checks the water marks: Writable turns false above High
 // and true again at Low, and OnWritable is called once per such period,
 // within two polls of the drain, unless Writable told the handler first.
@@ -354,6 +379,35 @@ func TestCloseAfterFlush(t *testing.T) {
 	require.LessOrEqual(t, got, g.h.cfg.tick+g.h.cfg.tick/4)
 	require.Equal(t, []Reason{Linger}, g.reap)
 	require.False(t, g.h.CloseAfterFlush(c), "not tracked")
+}
+
+// TestOnWritableClosesAfterFlush checks CloseAfterFlush's promise when
+// OnWritable calls it: OnTraffic's look before the wrapped handler finds
+// the output drained and calls OnWritable, which ends the connection;
+// the data that came is discarded, and the wrapped handler is not called.
+func TestOnWritableClosesAfterFlush(t *testing.T) {
+	opts := limitOpts
+	opts.Output = OutputLimit{Max: 1 << 20, High: 1000, Low: 200}
+	var f *fakeServer
+	opts.OnWritable = func(c gnet.Conn) { f.h.CloseAfterFlush(c) }
+	w := &writer{}
+	f = newFakeServer(t, w, opts)
+	shut := f.recordShutdowns(false)
+	l := f.loop()
+	c := openFake(f.h, l, 3)
+	w.add = 1500
+	f.traffic(c)
+	require.False(t, f.h.Writable(c), "above High")
+
+	// The peer drains and sends bytes, in the same event.
+	calls := w.calls
+	c.out, c.in, w.add = 0, 300, 0
+	require.Equal(t, gnet.None, f.traffic(c))
+	require.Equal(t, calls, w.calls, "the wrapped handler hears nothing after CloseAfterFlush")
+	require.Zero(t, c.in, "the input is discarded")
+	require.Equal(t, []int{3}, *shut, "drained: the write side is shut")
+	checkBudget(t, f.h)
+	require.Zero(t, f.h.Stats().Buffered, "nothing is held for it")
 }
 
 // TestGracefulShutdown checks Shutdown: new connections are refused, those

@@ -1,13 +1,17 @@
 package idleconn
 
 import (
+	"cmp"
 	"math"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"runtime/debug"
 	"testing"
 	"time"
 
 	"github.com/panjf2000/gnet/v2"
+	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
 )
 
@@ -21,23 +25,55 @@ var budgetOpts = Options{Timeout: time.Second, Resolution: 20 * time.Millisecond
 	MaxInput: 256 << 10, Output: OutputLimit{Max: 512 << 10, High: 32 << 10, Low: 16 << 10}}
 
 // checkBudget checks the accounting: each loop's sum is the sum of what
-// its connections were last seen to buffer, and Stats' the loops'.
+// its connections were last seen to buffer, and Stats' the loops'; and
+// what caches it: with a budget, each loop's holders list exactly its
+// connections that buffer bytes in the classes listed, each in its size
+// class, and each class's bytes are what its connections hold.
 func checkBudget(t *testing.T, h *Handler) {
 	t.Helper()
 	var all int64
 	for _, l := range h.loops.all() {
 		var sum int64
+		var buffering int // in the classes listed
+		bytes := make([]int64, numClasses)
 		h.table.each(l, func(s *slot) bool {
 			require.GreaterOrEqual(t, s.held, s.pend)
 			sum += int64(s.held)
+			bytes[sizeClass(s.held)] += int64(s.held)
+			if h.cfg.budget != 0 && sizeClass(s.held) >= h.cfg.listClass {
+				buffering++
+			}
 			return true
 		})
 		require.Equal(t, sum, l.held.Load(), "a loop's sum")
 		all += sum
+		if h.cfg.budget == 0 {
+			continue
+		}
+		listed := 0
+		for class := range numClasses {
+			var prev *slot
+			for s := l.holders.first[class]; s != nil; s = s.link().next {
+				// Plain comparisons: this runs at each of TestBudgetModel's steps.
+				if s.owner.Load() != l || sizeClass(s.held) != class || s.link().prev != prev || listed >= buffering {
+					t.Fatalf("class %d: a holder of another loop, of another class, badly linked, or a list without end", class)
+				}
+				prev = s
+				listed++
+			}
+			if bytes[class] != l.holders.bytes[class] {
+				t.Fatalf("class %d holds %d bytes, counted %d", class, bytes[class], l.holders.bytes[class])
+			}
+		}
+		require.Equal(t, buffering, listed, "every connection buffering bytes is listed")
 	}
 	st := h.Stats()
 	require.Equal(t, all, st.Buffered)
-	require.Equal(t, float64(all)/float64(st.Budget), st.Pressure)
+	if st.Budget != 0 {
+		require.Equal(t, float64(all)/float64(st.Budget), st.Pressure)
+	} else {
+		require.Zero(t, st.Pressure, "no budget")
+	}
 }
 
 // TestBudget follows the budget's actions as connections buffer more:
@@ -158,8 +194,78 @@ func TestSizeClass(t *testing.T) {
 	}
 	require.Equal(t, 8*18+4, sizeClass(200<<10))
 	require.Equal(t, 8*16+2, sizeClass(170<<10>>2))
-	require.Less(t, sizeClass(math.MaxInt), len(sizeClasses{}))
+	require.Less(t, sizeClass(math.MaxInt), numClasses)
 	require.Less(t, sizeClass(170<<10), sizeClass(200<<10))
+}
+
+// TestBudgetHuge checks the budget's arithmetic at a budget of a TiB,
+// where a loop's share of the excess, computed as excess*held/total,
+// passes 2^63: two loops' connections hold 604 GiB each (set directly, as
+// fake connections count in int32), one 64 GiB and nine 60 GiB, more
+// than the budget together; the first loop's pass frees its share,
+// closing its largest down to nine tenths of the budget, and no other.
+func TestBudgetHuge(t *testing.T) {
+	const gib = 1 << 30
+	opts := budgetOpts
+	opts.Budget, opts.MaxInput = 1<<40, 1<<50 // no connection past its shrunk limits
+	f := newFakeServer(t, &writer{}, opts)
+	loops := []*fakeLoop{f.loop(), f.loop()}
+	var conns []*fakeConn // opened first: past the budget they would be refused
+	for i := range 20 {
+		conns = append(conns, openFake(f.h, loops[i/10], 10+i))
+	}
+	for i, c := range conns {
+		f.h.loops.find(c.loop).hold(f.slot(c), cmp.Or(60*gib*min(i%10, 1), 64*gib))
+	}
+	checkBudget(t, f.h)
+	require.Equal(t, int64(1208*gib), f.h.Stats().Buffered)
+	loops[0].runQueued()
+	require.Equal(t, []Reason{OverBudget, OverBudget, OverBudget, OverBudget, OverBudget}, f.reap,
+		"the 64 GiB, then 60 GiB ones down to nine tenths")
+	require.Nil(t, f.h.table.lookup(10).owner.Load(), "the largest first")
+	require.Equal(t, int64(904*gib), f.h.Stats().Buffered)
+	checkBudget(t, f.h)
+
+	require.Equal(t, int64(3), mulDiv(5, 6, 10))
+	require.Equal(t, int64(1)<<62, mulDiv(1<<62, 1<<62, 1<<62), "no overflow")
+	require.Equal(t, int64(7), mulDiv(7, 20, 10), "b clamped to c")
+}
+
+// TestBudgetThinHolders checks relief when the excess is spread thin:
+// 1,700 connections each leave 40 KiB unconsumed, less than the lists of
+// holders keep (64 KiB at a budget of 64 MiB), and together pass the
+// budget. The data path finds none to close in the lists; the loop's
+// pass goes on over the descriptor table and closes enough of them to
+// bring the total under nine tenths of the budget.
+func TestBudgetThinHolders(t *testing.T) {
+	opts := budgetOpts
+	opts.Budget, opts.MaxInput, opts.MaxConns = 64<<20, 1<<20, -1
+	w := &writer{}
+	f := newFakeServer(t, w, opts)
+	l := f.loop()
+	var conns []*fakeConn // opened first: past the budget they would be refused
+	for i := range 1700 {
+		conns = append(conns, openFake(f.h, l, 10+i))
+	}
+	for _, c := range conns {
+		c.in = 40 << 10
+		require.Equal(t, gnet.None, f.traffic(c), "within the shrunk limits")
+	}
+	checkBudget(t, f.h)
+	require.Greater(t, f.h.Stats().Buffered, opts.Budget, "over the budget: the data path closed none")
+	require.Empty(t, f.reap)
+	for _, lp := range f.h.loops.all() {
+		for class := range numClasses {
+			require.Nil(t, lp.holders.first[class], "none listed")
+		}
+	}
+	l.runQueued()
+	checkBudget(t, f.h)
+	require.LessOrEqual(t, f.h.Stats().Buffered, opts.Budget*9/10)
+	require.NotEmpty(t, f.reap)
+	for _, why := range f.reap {
+		require.Equal(t, OverBudget, why)
+	}
 }
 
 // TestBudgetOff checks that Budget -1 turns the budget off: connections
@@ -187,10 +293,12 @@ func TestBudgetOff(t *testing.T) {
 
 // TestBudgetModel drives random connections on two loops, growing and
 // shrinking what they buffer through their handler, opening and closing,
-// with the clock moving: after every step the accounting is exact and the
-// total within a step of the budget per loop, once the loops have run it
-// is under the budget, and every OverBudget close came with the total
-// past half of it.
+// closing after flush (whose late input is discarded and leaves the
+// budget) and untracked (whose bytes leave it), with the clock moving:
+// after every step the accounting is exact and the total within a step
+// of the budget per loop, once the loops have run it is under the
+// budget, and every OverBudget close came with the total past half of
+// it.
 func TestBudgetModel(t *testing.T) {
 	rng := rand.New(rand.NewPCG(testSeed(t), 29))
 	var f *fakeServer
@@ -205,6 +313,7 @@ func TestBudgetModel(t *testing.T) {
 	f = newFakeServer(t, w, opts)
 	loops := []*fakeLoop{f.loop(), f.loop()}
 	open := map[int]*fakeConn{}
+	var lingering, untracked int // moves made
 	for step := range 20_000 {
 		fd := 10 + rng.IntN(64)
 		c := open[fd]
@@ -214,6 +323,14 @@ func TestBudgetModel(t *testing.T) {
 			open[fd] = c
 		case rng.IntN(50) == 0:
 			_ = c.loop.Close(c)
+		case rng.IntN(40) == 0:
+			if f.h.CloseAfterFlush(c) {
+				lingering++
+			}
+		case rng.IntN(80) == 0:
+			if f.h.Untrack(c) {
+				untracked++
+			}
 		default:
 			// The peer sends, the handler consumes some and writes some,
 			// the peer reads some.
@@ -221,6 +338,11 @@ func TestBudgetModel(t *testing.T) {
 			w.take, w.add = int32(rng.IntN(100<<10)), int32(rng.IntN(40<<10))
 			c.out -= min(c.out, int32(rng.IntN(60<<10)))
 			f.traffic(c)
+			if s := f.slot(c); s != nil && s.flags&closing != 0 {
+				// Closing after flush: the input is discarded as it
+				// comes, and leaves the budget (the lingering refund).
+				require.Equal(t, s.pend, s.held, "step %d: a connection closing after flush holds no input", step)
+			}
 		}
 		checkBudget(t, f.h)
 		// A loop's data path relieves the budget when its own growth,
@@ -237,6 +359,8 @@ func TestBudgetModel(t *testing.T) {
 		}
 	}
 	require.NotEmpty(t, over, "the budget closed connections")
+	require.Positive(t, lingering, "closes after flush")
+	require.Positive(t, untracked, "untracked connections")
 	for i, half := range over {
 		require.True(t, half, "OverBudget close %d under half the budget", i)
 	}
@@ -271,22 +395,70 @@ func TestBudgetZeroAllocs(t *testing.T) {
 	require.Zero(t, testing.AllocsPerRun(1000, step))
 }
 
-// TestDefaultBudget checks the default's sources: a sixteenth of
-// GOMEMLIMIT when it is set, else what the machine says (the cgroup's
-// limit, or physical memory), at least 16 MiB. It sets the process's
-// memory limit for a moment, so it is not parallel.
+// TestDefaultBudget checks the default's sources against fixtures of
+// /proc and /sys/fs/cgroup: a 1024th of the least of GOMEMLIMIT, the
+// cgroup's limit along its path (v2 and v1, "max" and v1's near 2^63
+// meaning none) and physical memory; 16 GiB's where none can be read; and
+// never below what one connection may keep. It sets the process's memory
+// limit and the package's roots for a moment, so it is not parallel.
 func TestDefaultBudget(t *testing.T) {
-	was := debug.SetMemoryLimit(1 << 30)
-	defer debug.SetMemoryLimit(was)
-	require.Equal(t, int64(64<<20), DefaultBudget(), "GOMEMLIMIT=1GiB")
-	debug.SetMemoryLimit(math.MaxInt64)
-	switch b, cg, mem := DefaultBudget(), cgroupMemoryLimit(), physicalMemory(); {
-	case cg > 0:
-		require.Equal(t, cg/16, b, "the cgroup's limit")
-	case mem > 0:
-		require.Equal(t, max(mem/1024, 16<<20), b, "physical memory")
-	default:
-		require.Equal(t, int64(64<<20), b)
+	const gib = 1 << 30
+	require.Equal(t, int64(min(DefaultMaxInput, budgetInputFloor)+min(DefaultOutput.Max, 2*DefaultOutput.High)), int64(budgetFloor))
+	require.Positive(t, physicalMemory(), "this machine's /proc/meminfo is read")
+	defer func(p, c string) { procRoot, cgroupRoot = p, c }(procRoot, cgroupRoot)
+	defer debug.SetMemoryLimit(debug.SetMemoryLimit(math.MaxInt64))
+	write := func(root, name, data string) {
+		t.Helper()
+		name = filepath.Join(root, name)
+		require.NoError(t, os.MkdirAll(filepath.Dir(name), 0o755))
+		require.NoError(t, os.WriteFile(name, []byte(data), 0o644))
 	}
-	require.Positive(t, physicalMemory(), "/proc/meminfo is read")
+	for _, tc := range []struct {
+		name      string
+		gomem     int64             // 0: not set
+		proc, sys map[string]string // file: contents
+		want      int64
+	}{
+		{"physical memory", 0, map[string]string{"meminfo": "MemTotal:       25165824 kB\nMemFree: 1 kB\n", "self/cgroup": "0::/\n"},
+			map[string]string{"memory.max": "max\n"}, 24 * gib / 1024},
+		{"v2, nested: the least along the path", 0,
+			map[string]string{"meminfo": "MemTotal: 25165824 kB\n", "self/cgroup": "0::/user.slice/app.scope\n"},
+			map[string]string{"memory.max": "max\n", "user.slice/memory.max": "8589934592\n", "user.slice/app.scope/memory.max": "max\n"}, 8 * gib / 1024},
+		{"v2, a leaf's limit under its parent's", 0,
+			map[string]string{"meminfo": "MemTotal: 25165824 kB\n", "self/cgroup": "0::/a/b\n"},
+			map[string]string{"a/memory.max": "8589934592\n", "a/b/memory.max": "2147483648\n"}, 2 * gib / 1024},
+		{"v1, memory among other controllers; near 2^63 is none", 0,
+			map[string]string{"meminfo": "MemTotal: 25165824 kB\n", "self/cgroup": "12:cpu,cpuacct:/x\n4:memory,hugetlb:/a/b\n1:name=systemd:/y\n"},
+			map[string]string{"memory/memory.limit_in_bytes": "9223372036854771712\n", "memory/a/memory.limit_in_bytes": "4294967296\n",
+				"memory/a/b/memory.limit_in_bytes": "9223372036854775807\n", "cpu,cpuacct/x/memory.max": "1024\n"}, 4 * gib / 1024},
+		{"a cgroup limit above physical memory", 0,
+			map[string]string{"meminfo": "MemTotal: 1048576 kB\n", "self/cgroup": "0::/\n"},
+			map[string]string{"memory.max": "8589934592\n"}, gib / 1024},
+		{"GOMEMLIMIT under the cgroup's", 2 * gib,
+			map[string]string{"meminfo": "MemTotal: 25165824 kB\n", "self/cgroup": "0::/\n"},
+			map[string]string{"memory.max": "8589934592\n"}, 2 * gib / 1024},
+		{"GOMEMLIMIT over the cgroup's", 16 * gib,
+			map[string]string{"meminfo": "MemTotal: 25165824 kB\n", "self/cgroup": "0::/\n"},
+			map[string]string{"memory.max": "8589934592\n"}, 8 * gib / 1024},
+		{"GOMEMLIMIT of 1 MiB: the floor", 1 << 20, map[string]string{"meminfo": "MemTotal: 25165824 kB\n"}, nil, budgetFloor},
+		{"nothing readable", 0, nil, nil, 16 * gib / 1024},
+		{"unparsable", 0, map[string]string{"meminfo": "MemTotal: lots\n", "self/cgroup": "garbage"}, nil, 16 * gib / 1024},
+	} {
+		procRoot, cgroupRoot = t.TempDir(), t.TempDir()
+		for name, data := range tc.proc {
+			write(procRoot, name, data)
+		}
+		for name, data := range tc.sys {
+			write(cgroupRoot, name, data)
+		}
+		debug.SetMemoryLimit(cmp.Or(tc.gomem, math.MaxInt64))
+		assert.Equal(t, tc.want, DefaultBudget(), tc.name)
+	}
+
+	// New raises a default under what one connection may keep with the
+	// limits it is given.
+	debug.SetMemoryLimit(1 << 20)
+	h, err := New(&nopHandler{}, Options{Timeout: time.Second, MaxInput: 1 << 20, Output: OutputLimit{Max: 1 << 20, High: 256 << 10, Low: 1}})
+	require.NoError(t, err)
+	require.Equal(t, int64(64<<10+512<<10), h.Stats().Budget)
 }

@@ -92,7 +92,7 @@ func (h *Handler) Writable(c gnet.Conn) bool {
 	if s == nil {
 		return p <= h.cfg.output.High
 	}
-	l.look(s, p, l.lastTick(), true) // a Max exceeded closes c at the next run
+	l.look(s, c, p, l.lastTick(), true) // a Max exceeded closes c at the next run
 	return s.flags&unwritable == 0
 }
 
@@ -100,11 +100,11 @@ func (h *Handler) Writable(c gnet.Conn) bool {
 // zero OutputLimit restores the Handler's. A connection already above the
 // new Max is closed at the loop's next run. It panics, with a message
 // starting "idleconn: ", if o is neither zero nor a valid limit, before
-// changing anything. It must be called on c's loop: from a handler callback for c,
-// or a runnable given to c.EventLoop().Execute. It reports whether c is
-// tracked; false means it did nothing, c being untracked, refused, or
-// closed with its descriptor reused since. O(1), at most one clock read,
-// no allocation.
+// changing anything. It must be called on c's loop: from a handler
+// callback for c, or a runnable given to c.EventLoop().Execute. It reports
+// whether c is tracked; false means it did nothing, c being untracked,
+// refused, or closed with its descriptor reused since. O(1), at most one
+// clock read, no allocation.
 func (h *Handler) SetOutputLimit(c gnet.Conn, o OutputLimit) bool {
 	if o == (OutputLimit{}) {
 		o = h.cfg.output
@@ -116,7 +116,7 @@ func (h *Handler) SetOutputLimit(c gnet.Conn, o OutputLimit) bool {
 		return false
 	}
 	s.lim().output = o
-	l.look(s, c.OutboundBuffered(), l.lastTick(), true)
+	l.look(s, c, c.OutboundBuffered(), l.lastTick(), true)
 	return true
 }
 
@@ -154,13 +154,13 @@ type writeStall struct {
 // SetWriteStallTimeout sets how long c may have output pending with none
 // of it drained before it is closed, in place of
 // Options.WriteStallTimeout; zero turns the limit off for c. Pending
-// output counts from this call if some is pending, and any drain seen at
-// a later look restarts the count: output written outside the package's
-// sight is seen at the next look. While output is pending the
-// connection's timer fires each tick (a quarter of Resolution) to look,
-// so that the count restarts at the drain itself (TestWriteStall). It
-// panics, with a message starting "idleconn: ", if d is negative, before
-// changing anything. It must be called on c's loop: from a handler callback for c,
+// output counts from this call if some is pending, and any drain seen at a
+// later look restarts the count: output written outside the package's
+// sight is seen at the next look. While output is pending the connection's
+// timer fires each tick (a quarter of Resolution) to look, so that the
+// count restarts at the drain itself (TestWriteStall). It panics, with a
+// message starting "idleconn: ", if d is negative, before changing
+// anything. It must be called on c's loop: from a handler callback for c,
 // or a runnable given to c.EventLoop().Execute. It reports whether c is
 // tracked; false means it did nothing, c being untracked, refused, or
 // closed with its descriptor reused since. O(1), at most one clock read,
@@ -172,7 +172,7 @@ func (h *Handler) SetWriteStallTimeout(c gnet.Conn, d time.Duration) bool {
 	}
 	s.lim().stall.ticks = ticks
 	s.pend = 0 // count from now
-	l.look(s, c.OutboundBuffered(), h.clock.Tick(h.now()), true)
+	l.look(s, c, c.OutboundBuffered(), h.clock.Tick(h.now()), true)
 	return true
 }
 
@@ -270,43 +270,68 @@ func (h *Handler) CloseAfterFlush(c gnet.Conn) bool {
 	s.flags |= closing
 	m := s.lim()
 	m.idle, m.deadline = 0, 0
-	now := h.clock.Tick(h.now())
-	if l.look(s, c.OutboundBuffered(), now, true) != 0 {
-		l.arm(s, now, now) // over Max: the next run closes it
-	}
+	l.look(s, c, c.OutboundBuffered(), h.clock.Tick(h.now()), true) // over Max: the next run closes it
 	return true
 }
 
 // observe is look, followed by OnWritable if the look found c drained to
 // its low-water mark.
-func (l *loop) observe(s *slot, p int, now uint64, after bool) Reason {
+func (l *loop) observe(s *slot, c gnet.Conn, p int, now uint64, after bool) Reason {
 	was := s.flags & unwritable
-	why := l.look(s, p, now, after)
+	why := l.look(s, c, p, now, after)
 	if why == 0 && was != 0 && s.flags&(unwritable|closing) == 0 {
 		if f := l.cfg.onWritable; f != nil {
-			f(s.conn())
+			f(c)
 		}
 	}
 	return why
 }
 
 // look is the state machine's step: it takes p as the output now pending
-// on s's connection, as the loop stands at tick now, charges what the
-// connection buffers to the budget, and reports the limit it exceeds
-// (OutputFull, InputFull, OverBudget), or 0. after says that the package
-// saw the writes that may have come since the last look (a handler
-// callback or a Timer's function ran since), so that growth is expected;
-// growth at any other look comes from a write the package did not see.
-func (l *loop) look(s *slot, p int, now uint64, after bool) Reason {
-	m := s.lim()
-	in := m.c.InboundBuffered()
+// on c, the connection in s, as the loop stands at tick now, charges what
+// c buffers to the budget, and reports the limit it exceeds (OutputFull,
+// InputFull, OverBudget), or 0. after says that the package saw the
+// writes that may have come since the last look (a handler callback or a
+// Timer's function ran since), so that growth is expected; growth at any
+// other look comes from a write the package did not see. A connection
+// with no output pending, now or at the last look, and not closing, has
+// no output state to step: its look reads no line but its slot's
+// (BenchmarkOnTraffic's buffering case).
+func (l *loop) look(s *slot, c gnet.Conn, p int, now uint64, after bool) (why Reason) {
+	in := c.InboundBuffered()
 	if held := in + p; held != s.held {
-		l.charge(held - s.held)
-		s.held = held
+		l.hold(s, held)
 	}
-	if p > m.output.Max {
-		return OutputFull
+	due := uint64(packwheel.MaxTick)
+	if p|s.pend != 0 || s.flags&closing != 0 {
+		due = l.step(s, p, now, after)
+		if p > s.lim().output.Max {
+			why = OutputFull
+		}
 	}
+	if why == 0 {
+		// Input is left unconsumed by a callback: it is checked after one.
+		switch {
+		case after && in > l.cfg.maxInput:
+			why = InputFull
+		case l.overBudget(s, in, p, after):
+			why = OverBudget
+		}
+	}
+	if why != 0 {
+		// The caller closes the connection, or, if it cannot (Writable,
+		// a setter), the next run's look finds the limit passed again
+		// (TestOutputFullUnseen).
+		due = now
+	}
+	l.arm(s, due, now)
+	return why
+}
+
+// step moves s's output state to p pending, as look found it, and
+// returns the tick by which the connection must be looked at again.
+func (l *loop) step(s *slot, p int, now uint64, after bool) (due uint64) {
+	m := s.lim()
 	prev := s.pend
 	s.pend = p
 	switch {
@@ -338,25 +363,16 @@ func (l *loop) look(s *slot, p int, now uint64, after bool) Reason {
 	case p <= m.output.Low:
 		s.flags &^= unwritable
 	}
-	due := uint64(packwheel.MaxTick)
 	switch {
 	case p != 0:
-		due = now + 1 // and each tick while output is pending
 		if s.flags&(closing|shut) == closing {
 			l.startPoll(s)
 		}
+		return now + 1 // and each tick while output is pending
 	case s.flags&(closing|shut) == closing:
-		due = l.shutWrite(s, now)
+		return l.shutWrite(s, now)
 	}
-	l.arm(s, due, now)
-	// Input is left unconsumed by a callback: it is checked after one.
-	switch {
-	case after && in > l.cfg.maxInput:
-		return InputFull
-	case l.overBudget(s, in, p, after):
-		return OverBudget
-	}
-	return 0
+	return packwheel.MaxTick
 }
 
 // shutWrite shuts the write side of s's connection, whose output has
@@ -498,7 +514,7 @@ func (l *loop) runPolls(t time.Duration, now uint64) {
 		}
 		if p.at <= t {
 			c := s.conn()
-			if why := l.observe(s, c.OutboundBuffered(), now, false); why != 0 {
+			if why := l.observe(s, c, c.OutboundBuffered(), now, false); why != 0 {
 				l.reap(s, why)
 				continue
 			}
@@ -537,10 +553,15 @@ func (l *loop) runPolls(t time.Duration, now uint64) {
 // holders at once, from its data path, down to nine tenths of it (by its
 // runnable's turn a batch of reads, up to 64 KiB from each of a thousand
 // connections, could have passed it), and each loop's pass does the same
-// with its share. A keep-alive server turns keep-alive off under
-// pressure (UnderPressure), as Envoy's disable_http_keepalive does. Every
-// close is OverBudget, the per-connection limits' own reasons staying for
-// a connection past the limit it would have without the budget.
+// with its share, then closes those past their shrunk limits (shed),
+// which each look checks too. A loop finds its largest holders in its lists of
+// holders by size class (holders), as Envoy's buckets, so that relief
+// costs the size classes and the closes, never a walk of the descriptor
+// table (BenchmarkRelief). A keep-alive server turns keep-alive off
+// under pressure (UnderPressure), as Envoy's disable_http_keepalive
+// does. Every close is OverBudget, the per-connection limits' own reasons
+// staying for a connection past the limit it would have without the
+// budget.
 //
 // The accounting is exact without a lock: each connection's bytes as its
 // latest look saw them (slot.held) are summed per loop (loop.held), which
@@ -548,7 +569,9 @@ func (l *loop) runPolls(t time.Duration, now uint64) {
 // read. A loop takes the pressure afresh when its own sum has moved by a
 // step since it last did, and at each run; the data path pays nothing
 // for it when a connection buffers nothing, the common case
-// (BenchmarkOnTraffic).
+// (BenchmarkOnTraffic), and when it does, a charge to the loop's sum and
+// its size class's, with a move between lists only for the largest
+// holders (BenchmarkOnTraffic's buffering case).
 var budgetKind = kind{
 	why: OverBudget, name: "over budget",
 	row: [4]string{"memory budget", "Budget (DefaultBudget)", "-", "OverBudget"},
@@ -556,8 +579,9 @@ var budgetKind = kind{
 		floor := int64(min(c.maxInput, budgetInputFloor) + min(c.output.Max, 2*c.output.High))
 		switch {
 		case o.Budget == 0:
-			c.budget = DefaultBudget()
+			c.budget = max(DefaultBudget(), floor)
 		case o.Budget == -1:
+			return nil
 		case o.Budget < 0:
 			return fmt.Errorf("idleconn: Budget %d: want bytes, 0 for DefaultBudget() or -1 for none", o.Budget)
 		case o.Budget < floor:
@@ -566,6 +590,7 @@ var budgetKind = kind{
 		default:
 			c.budget = o.Budget
 		}
+		c.listClass = sizeClass(int(min(int64(min(c.maxInput, budgetInputFloor)), max(c.budget/1024, 1))))
 		return nil
 	},
 	refuse: func(h *Handler) bool { return h.cfg.budget != 0 && h.buffered() >= h.cfg.budget },
@@ -580,6 +605,7 @@ var budgetKind = kind{
 		}
 		l.passSqueeze = l.squeeze
 		l.relieve(used, nil)
+		l.shed()
 		return packwheel.MaxTick
 	},
 	stats: func(h *Handler, st Stats) Stats {
@@ -598,58 +624,161 @@ var budgetKind = kind{
 // keeps about High plus one write pending.
 const budgetInputFloor = 64 << 10
 
-// relieve closes, OverBudget, the loop's connections past the limits the
-// pressure leaves them and, with used over the budget, its largest
-// holders, until the total is under nine tenths of the budget, from the
-// highest size classes of what its connections hold: its share of the
-// excess at its pass, the whole of it from the data path, whose growth
-// passed the budget. It spares keep, the connection whose
+// hold records that s's connection buffers n bytes: it charges the
+// change to the loop's sum and, with a budget, moves s to n's size class
+// among the loop's holders. O(1).
+func (l *loop) hold(s *slot, n int) {
+	old := s.held
+	s.held = n
+	if l.cfg.budget != 0 {
+		l.holders.move(s, old, n, l.cfg.listClass)
+	}
+	l.charge(n - old)
+}
+
+// relieve closes, OverBudget, the loop's largest holders, from its
+// highest size class down, while the buffered total is over nine tenths
+// of the budget, until it has freed what the classes it reached hold:
+// with used, the total as the caller took it, over the budget, its share
+// of the excess at its pass, the whole of it from the data path, whose
+// growth passed the budget. It spares keep, the connection whose
 // OnTraffic runs it (which gnet must close itself), and reports whether
-// keep is one it would have closed. O(descriptors).
+// keep is one it would have closed.
+//
+// It finds them in the loop's lists of holders: O(size classes +
+// connections closed), so that it may run on the data path
+// (BenchmarkRelief). Only when the excess is spread over connections
+// each holding less than the lists keep (a 1024th of the budget, 64 KiB
+// at most), more than a thousand of them, does the loop's pass go on
+// over the descriptor table (TestBudgetThinHolders); the data path
+// leaves that to the pass.
 func (l *loop) relieve(used int64, keep *slot) (closeKeep bool) {
-	top := len(sizeClasses{}) // none
-	if over := used - l.cfg.budget*9/10; used > l.cfg.budget {
-		var bucket sizeClasses
-		l.h.table.each(l, func(s *slot) bool {
-			bucket[sizeClass(s.held)] += int64(s.held)
-			return true
-		})
-		share := over * l.held.Load() / used
-		if keep != nil {
-			share = over // the data path: this loop's growth passed the budget
-		}
-		for freed := int64(0); top > 1 && freed < share; {
-			top--
-			freed += bucket[top]
-		}
-	}
-	// The largest first, then those past their shrunk limits at the
-	// pressure that is left.
-	for _, largest := range []bool{true, false} {
-		l.h.table.each(l, func(s *slot) bool {
-			if largest && sizeClass(s.held) >= top && l.h.buffered() > l.cfg.budget*9/10 ||
-				!largest && l.overBudget(s, s.held-s.pend, s.pend, true) {
-				if s == keep {
-					closeKeep = true
-				} else if s.owner.Load() == l {
-					l.reap(s, OverBudget)
-				}
-			}
-			return !l.stopped.Load()
-		})
-	}
 	l.saturated = false
+	b := l.cfg.budget
+	if used <= b {
+		return false
+	}
+	over := used - b*9/10
+	share := over
+	if keep == nil {
+		share = mulDiv(over, l.held.Load(), used)
+	}
+	top := numClasses // none
+	for freed := int64(0); top > 1 && freed < share; {
+		top--
+		freed += l.holders.bytes[top]
+	}
+	relieved := func() bool { return l.h.buffered() <= b*9/10 || l.stopped.Load() }
+	for class := numClasses - 1; class >= max(top, l.cfg.listClass); class-- {
+		for s := l.holders.first[class]; s != nil; {
+			switch {
+			case relieved():
+				return closeKeep
+			case s == keep:
+				closeKeep = true
+				s = s.link().next
+			default:
+				l.reap(s, OverBudget)
+				s = l.holders.first[class] // OnReap may have moved others
+			}
+		}
+	}
+	if top < l.cfg.listClass && keep == nil && !relieved() {
+		l.h.table.each(l, func(s *slot) bool {
+			if sizeClass(s.held) >= top {
+				l.reap(s, OverBudget)
+			}
+			return !relieved()
+		})
+	}
 	return closeKeep
 }
 
-// sizeClasses sums bytes by sizeClass: eight classes per power of two,
-// as Envoy sorts streams into power-of-two buckets to reset the largest
-// first, only finer, so that the largest go first to within an eighth.
-type sizeClasses [8 * (bits.UintSize + 1)]int64
+// shed closes, OverBudget, the loop's holders past the limits the
+// pressure leaves them, from the highest size class down. O(connections
+// in the lists): it runs in the loop's pass, not on the data path. A
+// connection in no list holds less than any shrunk input limit, and its
+// output, if it is past its own shrunk limit, is seen at its next look,
+// which comes each tick while output is pending.
+func (l *loop) shed() {
+	for class := numClasses - 1; class >= l.cfg.listClass; class-- {
+		for s := l.holders.first[class]; s != nil && !l.stopped.Load(); {
+			next := s.link().next
+			if l.overBudget(s, s.held-s.pend, s.pend, true) {
+				l.reap(s, OverBudget)
+				if next != nil && (next.owner.Load() != l || sizeClass(next.held) != class) {
+					next = l.holders.first[class] // OnReap moved it: the class again
+				}
+			}
+			s = next
+		}
+	}
+}
+
+// mulDiv returns a*b/c, for 0 <= a and 0 < c, with b clamped to 0..c,
+// without the overflow of a*b: a budget of tens of gigabytes takes it
+// past 2^63 (TestBudgetHuge).
+func mulDiv(a, b, c int64) int64 {
+	hi, lo := bits.Mul64(uint64(a), uint64(min(max(b, 0), c)))
+	q, _ := bits.Div64(hi, lo, uint64(c)) // a*b/c <= a: hi < c
+	return int64(q)
+}
+
+// holders are the bytes a loop's connections buffer, by size class, and
+// the connections that buffer the most, in a list per class from
+// config.listClass up, linked through their slots' holderLinks, so that
+// the budget finds the largest holders without walking the descriptor
+// table, as Envoy sorts streams into power-of-two buckets to reset the
+// largest first; only finer, so that the largest go first to within an
+// eighth. A connection that buffers less (a partial request, an answer
+// the socket will soon take) only moves bytes between classes: the data
+// path touches no other connection's memory for it (BenchmarkOnTraffic's
+// buffering case). Only the loop's goroutine touches them.
+type holders struct {
+	first [numClasses]*slot
+	bytes [numClasses]int64
+}
+
+// holderLink is a slot's place in its class's list of holders, held in
+// its chunk (link); zero while the slot is in none.
+type holderLink struct{ prev, next *slot }
+
+// numClasses is the number of size classes: eight per power of two.
+const numClasses = 8 * (bits.UintSize + 1)
+
+// move moves s, which held old bytes and now holds n, to n's class, in
+// its list if the class is listed (from class listed up). O(1).
+func (h *holders) move(s *slot, old, n, listed int) {
+	from, to := sizeClass(old), sizeClass(n)
+	h.bytes[from] -= int64(old)
+	h.bytes[to] += int64(n)
+	if from == to || from < listed && to < listed {
+		return
+	}
+	k := s.link()
+	if from >= listed {
+		if k.prev != nil {
+			k.prev.link().next = k.next
+		} else {
+			h.first[from] = k.next
+		}
+		if k.next != nil {
+			k.next.link().prev = k.prev
+		}
+		*k = holderLink{}
+	}
+	if to >= listed {
+		k.next = h.first[to]
+		if k.next != nil {
+			k.next.link().prev = s
+		}
+		h.first[to] = s
+	}
+}
 
 // sizeClass returns n's class: n itself below 8, else eight per power of
 // two, from its length in bits and the three bits after its highest.
-// Classes grow with n.
+// Classes grow with n; only 0 is in class 0.
 func sizeClass(n int) int {
 	if n < 8 {
 		return n
@@ -739,69 +868,84 @@ func (h *Handler) UnderPressure() bool {
 	return h.cfg.budget != 0 && 2*h.buffered() > h.cfg.budget
 }
 
-// DefaultBudget returns Options.Budget's default, derived from the memory
-// the process may use: a sixteenth of GOMEMLIMIT when it is set, else of
-// its cgroup's memory limit (cgroup v2's memory.max, or v1's
-// memory.limit_in_bytes), else a 1024th of the physical memory, which the
-// process shares with the rest of the machine, at least 16 MiB; 64 MiB
-// where none can be read. The budget counts the bytes buffered, and a
-// heap that holds them holds more: the buffers' capacity (gnet's grow by
-// doubling), the freed ones in gnet's pools until the next collections,
-// and Go's heap goal, twice what is live (GOGC=100). Under attack a
-// server grew by four to five and a half times its budget
-// (bench/results/httpload-budget*.txt), so a 1024th of physical memory
-// keeps it within about a 200th: a budget of 23.5 MiB for 24 GiB. It
-// reads a few files, once per call.
+// DefaultBudget returns Options.Budget's default: a 1024th of the memory
+// the process may use, the least of GOMEMLIMIT (when set), its cgroup's
+// memory limit (cgroup v2's memory.max, or v1's memory.limit_in_bytes,
+// the least along its cgroup's path) and the physical memory; a 1024th of
+// 16 GiB where none can be read; and at least budgetFloor, what one
+// connection may keep under pressure with the default limits (New raises
+// it to that of the limits it is given). The budget counts the bytes
+// buffered, and a process that holds them grows by a multiple of it: the
+// buffers' capacity (gnet's grow by doubling), the freed ones in gnet's
+// pools until the next collections, and Go's heap goal, twice what is
+// live (GOGC=100). bench/results/httpload-budget*.txt measures that
+// growth under thousands of attacking clients, for the example servers;
+// one fraction for every source, so that a container, a GOMEMLIMIT and a
+// machine of the same size get the same budget, and small enough that
+// the growth measured there stays a small share of that memory. It reads
+// a few files, once per call.
 func DefaultBudget() int64 {
-	if limit := debug.SetMemoryLimit(-1); limit < math.MaxInt64 {
-		return limit / 16
+	limit := physicalMemory()
+	if cg := cgroupMemoryLimit(); cg > 0 && (limit <= 0 || cg < limit) {
+		limit = cg
 	}
-	if limit := cgroupMemoryLimit(); limit > 0 {
-		return limit / 16
+	if gm := debug.SetMemoryLimit(-1); gm < math.MaxInt64 && (limit <= 0 || gm < limit) {
+		limit = gm
 	}
-	if mem := physicalMemory(); mem > 0 {
-		return max(mem/1024, 16<<20)
+	if limit <= 0 {
+		limit = 16 << 30
 	}
-	return 64 << 20
+	return max(limit/1024, budgetFloor)
 }
 
-// cgroupMemoryLimit returns the memory limit of the process's cgroup, or
-// of the nearest ancestor with one: cgroup v2's memory.max, or v1's
-// memory.limit_in_bytes; 0 for none or where it cannot be read.
+// budgetFloor is what one connection may keep under the budget's
+// pressure with the default limits: min(DefaultMaxInput, 64 KiB) +
+// min(DefaultOutput.Max, 2*DefaultOutput.High).
+const budgetFloor = 192 << 10
+
+// procRoot and cgroupRoot are where DefaultBudget reads what the machine
+// and the cgroup allow; TestDefaultBudget points them at fixtures.
+var procRoot, cgroupRoot = "/proc", "/sys/fs/cgroup"
+
+// cgroupMemoryLimit returns the memory limit of the process's cgroup:
+// the least of cgroup v2's memory.max, or v1's memory.limit_in_bytes,
+// over its path and the path's ancestors, each of which limits it; 0 for
+// none or where it cannot be read.
 func cgroupMemoryLimit() int64 {
-	b, err := os.ReadFile("/proc/self/cgroup")
+	b, err := os.ReadFile(path.Join(procRoot, "self/cgroup"))
 	if err != nil {
 		return 0
 	}
+	var least int64
 	for line := range strings.Lines(string(b)) {
 		// hierarchy-ID:controllers:path; v2's has no controllers.
 		f := strings.SplitN(strings.TrimSpace(line), ":", 3)
 		if len(f) != 3 {
 			continue
 		}
-		root, file := "/sys/fs/cgroup", "memory.max"
+		root, file := cgroupRoot, "memory.max"
 		if f[1] != "" {
 			if !slices.Contains(strings.Split(f[1], ","), "memory") {
 				continue
 			}
-			root, file = "/sys/fs/cgroup/memory", "memory.limit_in_bytes"
+			root, file = path.Join(cgroupRoot, "memory"), "memory.limit_in_bytes"
 		}
-		for dir := f[2]; ; dir = path.Dir(dir) {
-			// v1 writes a number near 2^63 for none.
-			if n := readBytes(path.Join(root, dir, file)); n > 0 && n < 1<<60 {
-				return n
+		for dir := path.Clean("/" + f[2]); ; dir = path.Dir(dir) {
+			// v2 writes "max" for none, v1 a number near 2^63.
+			if n := readBytes(path.Join(root, dir, file)); n > 0 && n < 1<<60 && (least == 0 || n < least) {
+				least = n
 			}
-			if dir == "/" || dir == "." || dir == "" {
+			if dir == "/" {
 				break
 			}
 		}
 	}
-	return 0
+	return least
 }
 
 // physicalMemory returns MemTotal from /proc/meminfo, or 0.
 func physicalMemory() int64 {
-	b, err := os.ReadFile("/proc/meminfo")
+	b, err := os.ReadFile(path.Join(procRoot, "meminfo"))
 	if err != nil {
 		return 0
 	}

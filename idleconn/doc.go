@@ -89,9 +89,10 @@
 // decided when it fires. Connections' state lives in one process-wide
 // table indexed by file descriptor: a cache line per descriptor holding
 // what the data path touches (the owning loop, the time of the last data,
-// the output pending at the last look and the timer), and two more lines
-// holding the connection and its limits (BenchmarkMemoryPerConn measures
-// the whole per connection). The data path (what OnTraffic adds to the
+// the output pending at the last look and the timer), two more lines
+// holding the connection and its limits, and 16 bytes placing it among
+// its loop's holders of buffered bytes, for the memory budget
+// (BenchmarkMemoryPerConn measures the whole per connection). The data path (what OnTraffic adds to the
 // wrapped handler) reads the first line, stores one number in it and asks
 // the connection for its input and output sizes: it allocates nothing,
 // takes no lock and reschedules no timer (BenchmarkOnTraffic;

@@ -139,12 +139,13 @@ func (h *Handler) OnShutdown(eng gnet.Engine) {
 }
 
 // OnOpen starts tracking c, then calls the wrapped handler's OnOpen, which
-// may already Untrack c or change its limits. With MaxConns reached, or
-// once Shutdown has begun, it refuses c instead: it calls OnRefuse and
-// returns gnet.Close, and the wrapped handler hears nothing of c. The
-// first connection of a loop creates the loop's state; after that an open
-// costs a clock read and an O(1) schedule, and allocates only when its
-// descriptor is the first of a new block of 1024.
+// may already Untrack c or change its limits. With MaxConns reached, the
+// memory budget at its whole, or once Shutdown has begun, it refuses c
+// instead: it calls OnRefuse and returns gnet.Close, and the wrapped
+// handler hears nothing of c. The first connection of a loop creates the
+// loop's state; after that an open costs a clock read and an O(1)
+// schedule, and allocates only when its descriptor is the first of a new
+// block of 1024.
 func (h *Handler) OnOpen(c gnet.Conn) ([]byte, gnet.Action) {
 	if fd := c.Fd(); fd >= 0 {
 		el := c.EventLoop()
@@ -163,7 +164,8 @@ func (h *Handler) OnOpen(c gnet.Conn) ([]byte, gnet.Action) {
 }
 
 // admit counts c's open, and reports whether the server may hold it: no
-// kind refuses it (MaxConns reached, Shutdown begun).
+// kind refuses it (MaxConns reached, the budget at its whole, Shutdown
+// begun).
 func (h *Handler) admit() bool {
 	h.open.Add(1)
 	for _, k := range kinds {
@@ -214,6 +216,12 @@ func (l *loop) track(c gnet.Conn, s *slot, now uint64) {
 // wrapped handler is not called. A bound exceeded closes c: OnTraffic
 // tells OnReap and returns gnet.Close.
 //
+// When c's growth takes what all connections buffer past the memory
+// budget, OnTraffic also closes the largest holders of c's loop, reason
+// OverBudget, before it returns: their OnReap and the wrapped handler's
+// OnClose run inside c's OnTraffic. That costs the budget's size classes
+// and the closes, never a walk of every connection (BenchmarkRelief).
+//
 // It skips the checks Touch makes: gnet calls OnTraffic on c's own loop,
 // and only for the connection that holds c's descriptor.
 func (h *Handler) OnTraffic(c gnet.Conn) gnet.Action {
@@ -237,23 +245,25 @@ func (h *Handler) OnTraffic(c gnet.Conn) gnet.Action {
 	if !l.busy.Load() {
 		l.markBusy()
 	}
-	if s.flags&closing != 0 {
-		_, _ = c.Discard(-1) // lingering: the peer's late bytes go
-		if s.held != s.pend {
-			l.charge(s.pend - s.held) // and the budget no longer counts them
-			s.held = s.pend
-		}
-		return gnet.None
-	}
 	// Output was pending: see what drained before the handler writes.
-	if s.pend != 0 {
-		if why := l.observe(s, c.OutboundBuffered(), l.lastTick(), false); why != 0 {
+	if s.pend != 0 && s.flags&closing == 0 {
+		if why := l.observe(s, c, c.OutboundBuffered(), l.lastTick(), false); why != 0 {
 			l.reaping(s, why)
 			return gnet.Close
 		}
 		if s.owner.Load() != l {
 			return h.user.OnTraffic(c) // untracked by OnWritable
 		}
+	}
+	// Closing after flush, maybe from the OnWritable the look just
+	// called (TestOnWritableClosesAfterFlush): the wrapped handler hears
+	// no more.
+	if s.flags&closing != 0 {
+		_, _ = c.Discard(-1) // lingering: the peer's late bytes go
+		if s.held != s.pend {
+			l.hold(s, s.pend) // and the budget no longer counts them
+		}
+		return gnet.None
 	}
 
 	action := h.user.OnTraffic(c)
@@ -264,7 +274,7 @@ func (h *Handler) OnTraffic(c gnet.Conn) gnet.Action {
 	// What the handler left unconsumed, and what it wrote that the peer
 	// has not read.
 	if p := c.OutboundBuffered(); p|c.InboundBuffered()|s.held != 0 {
-		why := l.observe(s, p, l.lastTick(), true)
+		why := l.observe(s, c, p, l.lastTick(), true)
 		if why == 0 && l.saturated && s.owner.Load() == l && l.relieve(l.h.buffered(), s) {
 			why = OverBudget // among the largest holders of a budget just passed
 		}
@@ -274,14 +284,6 @@ func (h *Handler) OnTraffic(c gnet.Conn) gnet.Action {
 		}
 	}
 	return action
-}
-
-// reaping counts a close for why and tells OnReap, before the close.
-func (l *loop) reaping(s *slot, why Reason) {
-	l.h.reaped[why-1].Add(1)
-	if f := l.cfg.onReap; f != nil {
-		f(s.conn(), why)
-	}
 }
 
 // OnClose stops tracking c, then calls the wrapped handler's OnClose. O(1),
@@ -310,8 +312,7 @@ func (h *Handler) OnTick() (time.Duration, gnet.Action) {
 
 // release stops tracking the connection in s, which this loop owns.
 func (l *loop) release(s *slot) {
-	l.charge(-s.held)
-	s.held = 0
+	l.hold(s, 0)
 	l.wheel.Cancel(&s.timer)
 	s.lim().c = nil
 	s.flags = 0 // its poll, if any, is dropped at the next run
@@ -387,15 +388,17 @@ func (h *Handler) Stats() Stats {
 	return s
 }
 
-// chunkBits sets how many slots a chunk holds: 1024, in 192 KiB, which the
+// chunkBits sets how many slots a chunk holds: 1024, in 208 KiB, which the
 // Go allocator places on its own pages, so every slot is line-aligned.
 const chunkBits = 10
 
-// chunk holds the slots of 1024 descriptors, then their limits: the data
-// path walks an array of one line per descriptor.
+// chunk holds the slots of 1024 descriptors, then their limits, then
+// their links among their loop's holders (buffers.go): the data path
+// walks an array of one line per descriptor.
 type chunk struct {
 	slots [1 << chunkBits]slot
 	lims  [1 << chunkBits]limits
+	links [1 << chunkBits]holderLink
 }
 
 // newChunk returns a chunk whose slots know their index.
@@ -408,16 +411,26 @@ func newChunk() *chunk {
 }
 
 // limsOffset is the distance from the first slot to the first limits, and
-// limsStride how much further each next limits lies than its slot.
+// limsStride how much further each next limits lies than its slot;
+// linksOffset is the distance to the first holderLink, and linksShrink
+// how much nearer each next one lies than its slot.
 const (
-	limsOffset = unsafe.Offsetof(chunk{}.lims)
-	limsStride = unsafe.Sizeof(limits{}) - unsafe.Sizeof(slot{})
+	limsOffset  = unsafe.Offsetof(chunk{}.lims)
+	limsStride  = unsafe.Sizeof(limits{}) - unsafe.Sizeof(slot{})
+	linksOffset = unsafe.Offsetof(chunk{}.links)
+	linksShrink = unsafe.Sizeof(slot{}) - unsafe.Sizeof(holderLink{})
 )
 
 // lim returns the limits of the descriptor of s, which lies in a chunk.
 // O(1): they lie in the same chunk, at a distance set by s's index.
 func (s *slot) lim() *limits {
 	return (*limits)(unsafe.Add(unsafe.Pointer(s), limsOffset+uintptr(s.index)*limsStride))
+}
+
+// link returns the place of the descriptor of s, which lies in a chunk,
+// among its loop's holders. O(1), as lim.
+func (s *slot) link() *holderLink {
+	return (*holderLink)(unsafe.Add(unsafe.Pointer(s), linksOffset-uintptr(s.index)*linksShrink))
 }
 
 // conn returns the connection tracked in s.

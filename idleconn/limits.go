@@ -21,6 +21,14 @@ import (
 // machine they are; the others here. The registry below lists them all;
 // adding a kind adds its declaration, a line there (and its Reason, and
 // any state it keeps per connection or per loop) and its documentation.
+//
+// One kind reaches outside its declaration: the memory budget
+// (buffers.go), whose accounting is part of every look at what a
+// connection buffers, charged in look (hold), relieved in OnTraffic when
+// a connection's growth passes the budget, and refunded in release. It
+// counts what each look sees rather than acting at a moment of its own,
+// and a hook for it on the data path would cost every event an indirect
+// call; its actions (refuse, pass, stats) are hooks as the others'.
 
 // Reason says why the package closed a connection. The zero value is not a
 // reason and is never given to OnReap.
@@ -114,7 +122,10 @@ type kind struct {
 
 // kinds is the registry: first the kinds that close, in Reason order
 // (kinds[why-1] closes with why), then the others. It is filled in init,
-// since the kinds' hooks use it (dueOf).
+// since the kinds' hooks use it (dueOf). newConfig runs the checks in its
+// order, and validation relies on it: the budget's check reads the input
+// and output limits that the input and output kinds' checks derived, and
+// Overload's the MaxConns that the connection limit's derived.
 var kinds []*kind
 
 // timedKinds are the kinds a connection's timer waits for, in Reason
@@ -205,12 +216,14 @@ type loopLimits struct {
 	// the runnable takes it; -1 for none.
 	shedFor atomic.Int64
 	// held is what the loop's connections buffer, the sum of their
-	// slot.held, published for the budget's sum over loops. squeeze is
+	// slot.held, published for the budget's sum over loops; holders are
+	// those that buffer, by size class (buffers.go). squeeze is
 	// the budget's pressure as the loop last took it, scaled from 0 at
 	// half the budget to 1 at the whole; maxIn is MaxInput shrunk by it;
 	// passSqueeze is the squeeze of the loop's latest pass; the loop takes
 	// the pressure again when held leaves recheckBelow..recheckAbove.
 	held                       atomic.Int64
+	holders                    holders
 	saturated                  bool // the loop's growth took the total over the budget: relieve it
 	squeeze, passSqueeze       float64
 	maxIn                      int
@@ -249,13 +262,17 @@ type Stats struct {
 	// 1 not at all, 0 to its Floor, as the count of open connections
 	// stands.
 	IdleScale float64
-	// Budget is the budget in force, Options.Budget or its default; 0 for
-	// none. Buffered is what the connections buffer (unconsumed input and
-	// pending output), as each loop's latest looks saw it, and Pressure
-	// is Buffered over Budget: from 0.5 the connections' limits shrink,
-	// at 1 new ones are refused and the largest holders closed.
-	Budget, Buffered int64
-	Pressure         float64
+	// Budget is the memory budget in force, Options.Budget or its
+	// default; 0 for none.
+	Budget int64
+	// Buffered is what the connections buffer (unconsumed input and
+	// pending output), as each loop's latest looks saw it, counted with
+	// or without a budget.
+	Buffered int64
+	// Pressure is Buffered over Budget, 0 with no budget: from 0.5 the
+	// connections' limits shrink and Handler.UnderPressure is true, at 1
+	// new connections are refused and the largest holders closed.
+	Pressure float64
 	// reaped counts the connections closed for each Reason, by Reason-1.
 	reaped [numReasons]uint64
 }
@@ -301,12 +318,11 @@ var idleKind = kind{
 // request is being read or answered, which a deadline and the output
 // limits bound instead; CloseIdle and Shutdown take a connection whose
 // idle timeout is off for one that is busy. It panics, with a message
-// starting "idleconn: ", if d is negative, before changing anything.
-// It must be called on c's loop: from a handler callback for c,
-// or a runnable given to c.EventLoop().Execute. It reports whether c is
-// tracked; false means it did nothing, c being untracked, refused, or
-// closed with its descriptor reused since. O(1), at most one clock read,
-// no allocation.
+// starting "idleconn: ", if d is negative, before changing anything. It
+// must be called on c's loop: from a handler callback for c, or a runnable
+// given to c.EventLoop().Execute. It reports whether c is tracked; false
+// means it did nothing, c being untracked, refused, or closed with its
+// descriptor reused since. O(1), at most one clock read, no allocation.
 func (h *Handler) SetIdleTimeout(c gnet.Conn, d time.Duration) bool {
 	ticks, s, l := h.setting("SetIdleTimeout", c, d)
 	if s == nil {
@@ -336,12 +352,11 @@ var deadlineKind = kind{
 // moved or cleared first; the zero time clears it. A deadline already past
 // closes c at the loop's next run. A server stops a slowloris client with
 // it: set when a request's first byte arrives, cleared when the request is
-// complete. While set it also marks c busy for CloseIdle and Shutdown.
-// It must be called on c's loop: from a handler callback for c,
-// or a runnable given to c.EventLoop().Execute. It reports whether c is
-// tracked; false means it did nothing, c being untracked, refused, or
-// closed with its descriptor reused since. O(1), at most one clock read,
-// no allocation.
+// complete. While set it also marks c busy for CloseIdle and Shutdown. It
+// must be called on c's loop: from a handler callback for c, or a runnable
+// given to c.EventLoop().Execute. It reports whether c is tracked; false
+// means it did nothing, c being untracked, refused, or closed with its
+// descriptor reused since. O(1), at most one clock read, no allocation.
 func (h *Handler) SetDeadline(c gnet.Conn, t time.Time) bool {
 	s, l := h.tracking(c)
 	if s == nil {

@@ -139,17 +139,17 @@ type Options struct {
 	MaxConns int
 
 	// Budget bounds the bytes buffered for clients over all connections
-	// and event loops together: input the handler has left unconsumed
-	// plus output pending. From half of it each connection's MaxInput and
+	// and event loops together: input the handler has left unconsumed plus
+	// output pending. From half of it each connection's MaxInput and
 	// output Max shrink in proportion, toward 64 KiB and twice
 	// Output.High, closing the connections above them, reason OverBudget;
-	// at the whole budget new connections are refused and the connections
-	// holding the most are closed until the total is under it.
-	// Stats.Buffered and Stats.Pressure say where it stands, and
-	// Handler.UnderPressure when to turn keep-alive off. Zero means
-	// DefaultBudget(), derived from the memory the process may use; -1
-	// turns it off. Otherwise it must cover what one connection may keep
-	// under pressure: min(MaxInput, 64 KiB) + min(Output.Max,
+	// at the whole budget new connections are refused (OnRefuse) and the
+	// connections holding the most are closed until the total is under
+	// nine tenths of it. Stats.Buffered and Stats.Pressure say where it
+	// stands, and Handler.UnderPressure when to turn keep-alive off. Zero
+	// means DefaultBudget(), derived from the memory the process may use;
+	// -1 turns it off. Otherwise it must cover what one connection may
+	// keep under pressure: min(MaxInput, 64 KiB) + min(Output.Max,
 	// 2*Output.High).
 	Budget int64
 
@@ -159,14 +159,18 @@ type Options struct {
 	Overload Overload
 
 	// OnRefuse, if not nil, is called with each connection refused, for
-	// MaxConns or because Handler.Shutdown has begun, on its event loop,
-	// before it is closed; it may write a last message to it.
+	// MaxConns, for the Budget at its whole, or because Handler.Shutdown
+	// has begun, on its event loop, before it is closed; it may write a
+	// last message to it.
 	OnRefuse func(c gnet.Conn)
 
 	// OnReap, if not nil, is called just before the package closes a
 	// connection, with the reason. It runs on the connection's event loop,
 	// like the handler's own callbacks, and may use c as they do; it must
-	// not block. The wrapped handler's OnClose follows.
+	// not block. It may run inside another connection's OnTraffic on that
+	// loop: when that connection's growth takes the memory budget past its
+	// whole, the loop's largest holders are closed before its OnTraffic
+	// returns (Handler.OnTraffic). The wrapped handler's OnClose follows.
 	OnReap func(c gnet.Conn, why Reason)
 
 	// OnWritable, if not nil, is called on c's event loop when c, found
@@ -248,6 +252,7 @@ type config struct {
 	maxInput                         int
 	maxConns                         int64 // 0 for none
 	budget                           int64 // 0 for none
+	listClass                        int   // the least size class a loop's holders list (buffers.go)
 	overload                         overloadConfig
 	wheel                            WheelKind
 	slots                            int // of a hashed wheel

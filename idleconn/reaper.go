@@ -202,8 +202,8 @@ const reapBatch = 256
 // Run is the runnable the driver sends to the loop: it refreshes the
 // loop's clock, runs the kinds' passes (what CloseIdle and Shutdown asked
 // for, Overload's), looks at the output it polls, advances the wheel and
-// deals with what expired, and fires the loop's Timers. It always returns nil, since gnet stops a loop
-// whose task returns its shutdown error.
+// deals with what expired, and fires the loop's Timers. It always returns
+// nil, since gnet stops a loop whose task returns its shutdown error.
 func (l *loop) Run(context.Context) error {
 	l.pending.Store(false)
 	if l.stopped.Load() {
@@ -277,7 +277,7 @@ func (l *loop) expire(s *slot, now uint64) bool {
 	l.settle(&m.drain.start)
 	if s.pend != 0 || s.flags&closing != 0 {
 		c := m.c
-		if why := l.observe(s, c.OutboundBuffered(), now, false); why != 0 {
+		if why := l.observe(s, c, c.OutboundBuffered(), now, false); why != 0 {
 			l.reap(s, why)
 			return true
 		}
@@ -348,8 +348,9 @@ func (l *loop) wantBy(due uint64) {
 }
 
 // reap closes the connection in s for why, which OnReap and Stats hear
-// of. It runs in the loop's runnable, never inside a callback of gnet's
-// for the connection, where the data path returns gnet.Close instead.
+// of. It runs in the loop's runnable, or in another connection's
+// OnTraffic (relieve), never inside a callback of gnet's for the
+// connection itself, where the data path returns gnet.Close instead.
 func (l *loop) reap(s *slot, why Reason) {
 	c := s.conn()
 	l.reaping(s, why)
@@ -359,5 +360,14 @@ func (l *loop) reap(s *slot, why Reason) {
 		// OnClose that found no slot for c saw stopped set.
 		panic(fmt.Sprintf("idleconn: descriptor %d closed without OnClose: "+
 			"a handler wrapping idleconn.Handler must pass OnClose on", c.Fd()))
+	}
+}
+
+// reaping counts a close for why and tells OnReap, before the close: for
+// reap, and for the data path, which returns gnet.Close instead.
+func (l *loop) reaping(s *slot, why Reason) {
+	l.h.reaped[why-1].Add(1)
+	if f := l.cfg.onReap; f != nil {
+		f(s.conn(), why)
 	}
 }

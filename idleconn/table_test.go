@@ -19,6 +19,8 @@ func TestSlotLayout(t *testing.T) {
 	ch := newChunk()
 	require.Same(t, &ch.lims[7], ch.slots[7].lim())
 	require.Same(t, &ch.lims[1023], ch.slots[1023].lim())
+	require.Same(t, &ch.links[0], ch.slots[0].link())
+	require.Same(t, &ch.links[1023], ch.slots[1023].link())
 	var tab fdTable
 	require.Nil(t, tab.lookup(5))
 	s := tab.get(5000)

@@ -142,7 +142,7 @@ func (l *loop) fireTimer(t *Timer, now uint64) {
 		if s = l.h.table.lookup(c.Fd()); s == nil || s.owner.Load() != l || s.conn() != c {
 			return // its connection closed
 		}
-		if why := l.observe(s, c.OutboundBuffered(), now, false); why != 0 {
+		if why := l.observe(s, c, c.OutboundBuffered(), now, false); why != 0 {
 			l.reap(s, why)
 			return
 		}
@@ -156,7 +156,7 @@ func (l *loop) fireTimer(t *Timer, now uint64) {
 	}
 	t.f(t.c)
 	if s != nil && s.owner.Load() == l && s.conn() == t.c {
-		if why := l.observe(s, t.c.OutboundBuffered(), now, true); why != 0 {
+		if why := l.observe(s, t.c, t.c.OutboundBuffered(), now, true); why != 0 {
 			l.reap(s, why)
 		}
 	}

@@ -3,17 +3,22 @@
 // slowloris and slow-body clients (408, then close), an idle timeout
 // between requests, a write-stall timeout and a minimum drain rate for
 // clients that stop reading or read too slowly, bounds on pending output
-// and unread input, a maximum lifetime and a connection limit (503, then
-// close). It answers pipelined requests only while the client reads
+// and unread input, a maximum lifetime, a connection limit and a memory
+// budget for all clients together (503 for a connection refused, then
+// close; Connection: close on every answer while the budget is under
+// pressure). It answers pipelined requests only while the client reads
 // (idleconn's Writable), closes after an answer only once the answer has
 // drained (CloseAfterFlush), and stops gracefully (Shutdown). It frames
 // requests as Go's net/http server does, parsing heads with
 // net/http.ReadRequest and decoding chunked bodies itself, as their bytes
 // arrive. Its defaults are bounded: no client can make it hold more than
-// about -max-output plus -max-input, nor more connections than -max-conns.
+// about -max-output plus -max-input, nor more connections than
+// -max-conns, nor all clients together buffer much more than -budget.
 //
-//	go run ./examples/httpserver -addr 127.0.0.1:8080
+//	go build -o /tmp/httpserver ./examples/httpserver
+//	/tmp/httpserver -addr 127.0.0.1:8080 &
 //	curl -s http://127.0.0.1:8080/ http://127.0.0.1:8080/delay?ms=200
+//	kill $!
 //
 // GET and HEAD of / answer "hello"; /delay?ms=N answers after N ms (at most
 // 10 s) without blocking its event loop, through a connection timer;
@@ -111,7 +116,10 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	}
 	srv, err := newServer(cfg)
 	if err != nil {
-		return err
+		// Every option comes from a flag: idleconn's refusal (a -budget
+		// under one connection's floor, a -max-conns at ulimit -n) is a
+		// bad command line.
+		return cli.Usagef("%v", err)
 	}
 	logger := &engine.ErrorsOnly{}
 	done := make(chan error, 1)

@@ -138,11 +138,11 @@ const (
 // outputLow (idleconn's OutputLimit, after Netty's water marks); a /big
 // answer is written a piece at a time while the connection is writable,
 // so a connection that reads slowly holds at most outputHigh and a piece,
-// 32 KiB, of the server's memory: under slowhttptest's slow-read attack
-// 2,000 connections hold at most 64 MiB (bench/results'
-// httpload-attack-after.txt; with 64 KiB marks and pieces they held
-// 135 MiB). A client that reads fast is not slowed: what the kernel's
-// send buffer takes never counts as pending.
+// 32 KiB, of the server's memory (TestSlowPipeliningReader); what 2,000
+// slow readers hold at once under slowhttptest's slow-read attack is
+// measured in bench/results/httpload-attack-after.txt. A client that
+// reads fast is not slowed: what the kernel's send buffer takes never
+// counts as pending.
 const (
 	outputHigh = 16 << 10
 	outputLow  = 8 << 10
@@ -511,12 +511,15 @@ func (s *server) onReap(c gnet.Conn, why idleconn.Reason) {
 	}
 }
 
-// full is what a connection beyond MaxConns is told before it is closed.
-var full = []byte("HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain\r\nContent-Length: 21\r\nConnection: close\r\n\r\ntoo many connections\n")
+// unavailable is what a connection idleconn refuses is told before it is
+// closed. idleconn refuses for MaxConns, for its memory budget at its
+// whole, and once Shutdown has begun, and does not say which: the body
+// names all three.
+var unavailable = []byte("HTTP/1.1 503 Service Unavailable\r\nContent-Type: text/plain\r\nContent-Length: 75\r\nConnection: close\r\n\r\nserver unavailable: too many connections or too much buffered, or stopping\n")
 
-// onRefuse tells a connection MaxConns refuses why, rather than closing it
-// silently.
-func onRefuse(c gnet.Conn) { _, _ = c.Write(full) }
+// onRefuse tells a connection idleconn refuses why, rather than closing
+// it silently.
+func onRefuse(c gnet.Conn) { _, _ = c.Write(unavailable) }
 
 // appendHead appends an HTTP/1.1 response head to dst.
 func appendHead(dst, date []byte, status, length int, close, keepAlive10 bool) []byte {

@@ -276,11 +276,28 @@ func TestCurl(t *testing.T) {
 	require.Regexp(t, `Re-?using existing connection`, stderr.String())
 }
 
+// TestUsage checks that a bad command line exits 2, with a message that
+// says what is wrong with it.
 func TestUsage(t *testing.T) {
-	for _, args := range [][]string{{"-idle", "0s"}, {"-header-timeout", "1us"}, {"-write-stall", "-1s"}, {"extra"}, {"-nethttp", "-max-conns", "5"},
-		{"-stats", "-1s"}, {"-nethttp", "-stats", "1s"}} {
-		err := run(context.Background(), args, io.Discard)
-		require.Equal(t, cli.ExitUsage, cli.Status("httpserver", err, io.Discard), "%v: %v", args, err)
+	for _, tc := range []struct {
+		args []string
+		msg  string
+	}{
+		{[]string{"-idle", "0s"}, "-idle 0s: must be at least 1ms"},
+		{[]string{"-header-timeout", "1us"}, "-header-timeout 1µs: must be at least 1ms"},
+		{[]string{"-write-stall", "-1s"}, "-write-stall -1s: must not be negative (0: no limit)"},
+		{[]string{"extra"}, `unexpected argument "extra": httpserver takes flags only (see -h), and flags after an argument would be ignored`},
+		{[]string{"-nethttp", "-max-conns", "5"}, "-nethttp: net/http has no -max-life, -max-conns, -budget or -stats"},
+		{[]string{"-stats", "-1s"}, `invalid value "-1s" for flag -stats: must not be negative (0: only the last, at a stop)`},
+		{[]string{"-nethttp", "-stats", "1s"}, "-nethttp: net/http has no -max-life, -max-conns, -budget or -stats"},
+		{[]string{"-budget", "-2"}, "-budget -2: want bytes, 0 for the default or -1 for none"},
+		{[]string{"-nethttp", "-budget", "1000000"}, "-nethttp: net/http has no -max-life, -max-conns, -budget or -stats"},
+		{[]string{"-budget", "1000", "-addr", "127.0.0.1:0"}, "idleconn: Budget 1000 must be at least 98304, " +
+			"what one connection may keep under pressure (MaxInput's floor and twice Output.High)"},
+	} {
+		err := run(context.Background(), tc.args, io.Discard)
+		require.Equal(t, cli.ExitUsage, cli.Status("httpserver", err, io.Discard), "%v: %v", tc.args, err)
+		require.EqualError(t, err, tc.msg, "%v", tc.args)
 	}
 }
 
@@ -366,7 +383,7 @@ func TestRefusedGet503(t *testing.T) {
 	require.NoError(t, err)
 	body, err := io.ReadAll(resp.Body)
 	require.NoError(t, err)
-	require.Equal(t, "too many connections\n", string(body))
+	require.Equal(t, "server unavailable: too many connections or too much buffered, or stopping\n", string(body))
 	require.True(t, resp.Close)
 	require.EqualValues(t, 1, srv.h.Stats().Refused)
 }

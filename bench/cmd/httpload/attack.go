@@ -55,7 +55,7 @@ func runAttack(bins binaries, length time.Duration) (*results, error) {
 		title: "Slow-client attacks: examples/httpserver, net/http and examples/idleserver",
 		settings: []string{
 			fmt.Sprintf("slowhttptest -c %d -r 400 -p 3 -l %d MODE ARGS -u http://ADDR/PATH, each mode against each server started afresh with its default flags", attackConns, int(length.Seconds())),
-			"plain client: a new connection every 10 ms for one request (HTTP GET /, or a 5-byte echo for idleserver), 5 s timeout, during the whole attack",
+			plainSetting,
 			"server RSS and descriptors from /proc/PID every second; idle is before the attack",
 		},
 		notes: []string{
@@ -66,7 +66,7 @@ func runAttack(bins binaries, length time.Duration) (*results, error) {
 		},
 	}
 	t := table{caption: "Per attack", header: []string{"server", "attack", "path", "idle RSS MiB", "peak RSS MiB", "peak - idle MiB", "peak fds",
-		"plain fetches", "success %", "plain p99 ms", "slowhttptest's connections", "server's status line at its stop"}}
+		"plain fetches made/due", "success % of due", "plain p99 ms from due", "slowhttptest's connections", "server's status line at its stop"}}
 	for _, mode := range attackModes {
 		for _, s := range attackServers {
 			row, err := attackOnce(bins, s, mode, length)
@@ -161,36 +161,81 @@ func attackEnd(csv string) (string, error) {
 }
 
 // plainClient is the client that checks a server under attack stays
-// usable: one request on a new connection every 10 ms.
+// usable: one request due every plainEvery, each on a new connection,
+// made when it is due whatever the earlier ones are doing (open loop), so
+// that a server that answers late is charged every request it delays,
+// not only the one a closed loop would have waited on (coordinated
+// omission). A request's latency counts from when it was due. At most
+// plainInFlight wait at once; a request due beyond them is not made, and
+// counts as failed.
 type plainClient struct {
-	latencies []time.Duration // of the requests answered
-	failures  int
+	mu        sync.Mutex
+	latencies []time.Duration // of the requests answered, from when each was due
+	failures  int             // made and failed
+	due, made int
 }
 
-// run fetches with fetch from addr every 10 ms until stop is closed.
+const (
+	plainEvery    = 10 * time.Millisecond
+	plainInFlight = 1000
+)
+
+// plainSetting describes the plain client for a results file.
+const plainSetting = "plain client: a request due every 10 ms, each on a new connection (HTTP GET /, or a 5-byte echo for idleserver), " +
+	"made when due whatever the earlier ones are doing (open loop, at most 1,000 in flight), 5 s timeout, during the whole run; " +
+	"its latency counts from when it was due, and a request due but not made counts as failed"
+
+// run makes the requests due until stop is closed, then waits for those
+// in flight.
 func (p *plainClient) run(fetch func(addr string) error, addr string, stop <-chan struct{}) {
-	for {
+	var wg sync.WaitGroup
+	defer wg.Wait()
+	slots := make(chan struct{}, plainInFlight)
+	start := time.Now()
+	for i := 1; ; i++ {
+		due := start.Add(time.Duration(i) * plainEvery)
+		wait := time.NewTimer(time.Until(due))
 		select {
 		case <-stop:
+			wait.Stop()
 			return
-		case <-time.After(10 * time.Millisecond):
+		case <-wait.C:
 		}
-		began := time.Now()
-		if err := fetch(addr); err != nil {
-			p.failures++
-			continue
+		p.mu.Lock()
+		p.due++
+		p.mu.Unlock()
+		select {
+		case slots <- struct{}{}:
+		default:
+			continue // too many in flight: due, not made
 		}
-		p.latencies = append(p.latencies, time.Since(began))
+		p.mu.Lock()
+		p.made++
+		p.mu.Unlock()
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			err := fetch(addr)
+			<-slots
+			p.mu.Lock()
+			defer p.mu.Unlock()
+			if err != nil {
+				p.failures++
+				return
+			}
+			p.latencies = append(p.latencies, time.Since(due))
+		}()
 	}
 }
 
 // fetches, success and p99 are the client's figures once it has run:
-// requests made, the percentage answered, and their p99 in ms.
-func (p *plainClient) fetches() string { return strconv.Itoa(len(p.latencies) + p.failures) }
+// requests made of those due, the percentage of those due answered, and
+// the p99 of the answered ones' latency in ms, from when each was due.
+func (p *plainClient) fetches() string { return fmt.Sprintf("%d/%d", p.made, p.due) }
 
 func (p *plainClient) success() string {
-	if total := len(p.latencies) + p.failures; total > 0 {
-		return fmt.Sprintf("%.2f", 100*float64(len(p.latencies))/float64(total))
+	if p.due > 0 {
+		return fmt.Sprintf("%.2f", 100*float64(len(p.latencies))/float64(p.due))
 	}
 	return fmt.Sprintf("%.2f", 0.0)
 }

@@ -46,8 +46,10 @@ var floodServers = []floodServer{
 }
 
 // runBudget runs each server's attack at 4,000 connections, with a plain
-// client and, for the HTTP servers, 100 fair clients beside it.
-func runBudget(bins binaries, servers []string, length time.Duration) (*results, error) {
+// client and, for the HTTP servers, 100 fair clients beside it, rounds
+// times, each round starting with the next server, so that a burst of
+// load on the machine falls on each server alike.
+func runBudget(bins binaries, servers []string, length time.Duration, rounds int) (*results, error) {
 	r := &results{
 		name:  "httpload-budget",
 		title: "Thousands of attacking clients at once: examples/httpserver, net/http and examples/idleserver",
@@ -55,7 +57,7 @@ func runBudget(bins binaries, servers []string, length time.Duration) (*results,
 			fmt.Sprintf("%d attacking connections, dialled %d at a time, each held open for the whole run (%v) and never read from; every server started afresh with its default flags", budgetAttackers, budgetDials, length),
 			fmt.Sprintf("HTTP attack: each connection sends GET /delay?ms=10000, then %d bytes of pipelined GET / requests, at once", budgetHTTPBytes),
 			fmt.Sprintf("echo attack: each connection sends %d bytes in 16 KiB writes, as fast as the server takes them", budgetEchoBytes),
-			"plain client: a new connection every 10 ms for one request (HTTP GET /, or a 5-byte echo for idleserver), 5 s timeout, during the whole run",
+			plainSetting,
 			fmt.Sprintf("fair clients (HTTP servers): %d keep-alive connections, each fetching /big?kb=%d and reading it whole, again and again, during the whole run; a failed fetch dials again", budgetFair, budgetFairKB),
 			"RSS: the server's VmRSS before the attack (idle) and VmHWM at its end (peak), from /proc",
 		},
@@ -63,17 +65,23 @@ func runBudget(bins binaries, servers []string, length time.Duration) (*results,
 			"The server's status line is examples/httpserver's and examples/idleserver's at their stop: the connections idleconn closed, by reason (over budget is the memory budget's), and those it refused. net/http prints none.",
 		},
 	}
-	t := table{caption: "Per server", header: []string{"server", "attack", "idle RSS MiB", "peak RSS MiB", "peak - idle MiB", "peak fds",
-		"attackers connected", "plain fetches", "plain success %", "plain p99 ms", "fair fetches", "fair failures", "fair clients never failed", "fair fewest fetches", "server's status line at its stop"}}
+	t := table{caption: "Per round and server", header: []string{"round", "server", "attack", "idle RSS MiB", "peak RSS MiB", "peak - idle MiB", "peak fds",
+		"attackers connected", "plain fetches made/due", "plain success % of due", "plain p99 ms from due", "fair fetches", "fair failures", "fair clients never failed", "fair fewest fetches", "server's status line at its stop"}}
+	var chosen []floodServer
 	for _, s := range floodServers {
-		if !slices.Contains(servers, s.name) {
-			continue
+		if slices.Contains(servers, s.name) {
+			chosen = append(chosen, s)
 		}
-		row, err := floodOnce(bins, s, length)
-		if err != nil {
-			return nil, fmt.Errorf("%s: %v", s.name, err)
+	}
+	for round := range rounds {
+		for i := range chosen {
+			s := chosen[(round+i)%len(chosen)]
+			row, err := floodOnce(bins, s, length)
+			if err != nil {
+				return nil, fmt.Errorf("round %d, %s: %v", round+1, s.name, err)
+			}
+			t.rows = append(t.rows, append([]string{strconv.Itoa(round + 1)}, row...))
 		}
-		t.rows = append(t.rows, row)
 	}
 	r.tables = []table{t}
 	return r, nil

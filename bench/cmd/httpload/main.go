@@ -25,7 +25,8 @@
 //	                       requests, idleserver sent 3.1 MB, none read;
 //	                       the server's RSS growth, a plain client's
 //	                       success rate and p99, and 100 fair clients
-//	                       fetching /big beside the attackers
+//	                       fetching /big beside the attackers, in
+//	                       -rounds alternating rounds
 //	httpload-bounds.txt    the clients idleconn's bounds are for, one at a
 //	                       time: a slow pipelining reader, an input flood, a
 //	                       sender that never reads; curl fetching 50 MB
@@ -44,6 +45,7 @@
 //	flock /tmp/measure.lock go run ./cmd/httpload -scenario fairness -label before -rev 94549a5 -servers httpserver
 //	flock /tmp/measure.lock go run ./cmd/httpload -scenario retention -label after-bounds
 //	flock /tmp/measure.lock go run ./cmd/httpload -scenario budget
+//	GOMEMLIMIT=8GiB flock /tmp/measure.lock go run ./cmd/httpload -scenario budget -rounds 1 -label gomemlimit
 //	flock /tmp/measure.lock go run ./cmd/httpload -scenario bounds -label after
 //	flock /tmp/measure.lock go run ./cmd/httpload -scenario bounds -label before -rev 94549a5 -servers httpserver
 //
@@ -67,13 +69,13 @@ import (
 )
 
 func main() {
-	scenario := flag.String("scenario", "", "load (about 7 min with the defaults), attack (about 6 min), fairness (about 1 min), retention (about 7 min), bounds (about 5 min) or budget (about 2 min)")
+	scenario := flag.String("scenario", "", "load (about 7 min with the defaults), attack (about 6 min), fairness (about 1 min), retention (about 7 min), bounds (about 5 min) or budget (about 2 min a round)")
 	out := flag.String("out", "", "directory of the results file (default: the bench module's results)")
 	rev := flag.String("rev", "", "build examples/httpserver from this git revision, not the working tree")
 	label := flag.String("label", "", "what this run measures (before, after), written into the results file's name")
 	servers := flag.String("servers", "httpserver,net/http,idleserver", "fairness, bounds, budget: the servers to measure, of these (a -rev from before net/http's twin has httpserver only)")
 	duration := flag.Duration("duration", 5*time.Second, "load: length of each wrk run")
-	rounds := flag.Int("rounds", 3, "load: runs of each configuration, alternating, for medians and spread; bounds: rounds of curl's fetches and of the SIGINT")
+	rounds := flag.Int("rounds", 3, "load: runs of each configuration, alternating, for medians and spread; bounds: rounds of curl's fetches and of the SIGINT; budget: rounds of every server's attack, alternating")
 	attackFor := flag.Duration("attack-for", 30*time.Second, "attack: length of each slowhttptest run; budget: of each server's attack")
 	flag.Usage = func() {
 		fmt.Fprintf(flag.CommandLine.Output(), "usage: go run ./cmd/httpload -scenario load|attack|fairness|retention|bounds|budget [flags]\n\n"+
@@ -84,6 +86,9 @@ func main() {
 	err := func() error {
 		if flag.NArg() > 0 {
 			return fmt.Errorf("unexpected argument %q: httpload takes flags only", flag.Arg(0))
+		}
+		if *rounds < 1 {
+			return fmt.Errorf("-rounds %d: want at least 1", *rounds)
 		}
 		root, err := repoRoot()
 		if err != nil {
@@ -127,7 +132,7 @@ func main() {
 			}
 			r, err = runBounds(bins, strings.Split(*servers, ","), *rounds)
 		case "budget":
-			r, err = runBudget(bins, strings.Split(*servers, ","), *attackFor)
+			r, err = runBudget(bins, strings.Split(*servers, ","), *attackFor, *rounds)
 		default:
 			return fmt.Errorf("-scenario %q: want load, attack, fairness, retention, bounds or budget", *scenario)
 		}
@@ -142,6 +147,11 @@ func main() {
 			// Anything else running shows here: the lock orders measurers, not every process.
 			"load average (1, 5, 15 min) before: " + loadBefore + "; after: " + loadAverage(),
 		}, r.settings...)
+		if v, ok := os.LookupEnv("GOMEMLIMIT"); ok {
+			// The servers inherit it, and idleconn derives its default
+			// budget from it.
+			r.settings = append(r.settings, "GOMEMLIMIT="+v+" in the environment, which every server inherits")
+		}
 		if *label != "" {
 			r.settings = slices.Insert(r.settings, 5, "label: "+*label)
 		}
