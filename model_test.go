@@ -93,6 +93,12 @@ func (h *harness) failf(format string, args ...any) {
 // a level boundary.
 func (h *harness) tick() uint64 {
 	now := h.w.Now()
+	if w, ok := h.w.(*Wheel[int]); ok && w.hinted && h.n(6) == 0 {
+		// The last deadline the wheel's hint lets an insert keep it for
+		// (Wheel.setHint), give or take one: its off-by-one shows only
+		// there, and only to an insert while the hint holds.
+		return min(w.hintUntil+h.n(3)-1, MaxTick)
+	}
 	if h.near && h.n(4) != 0 {
 		return min(now-min(now, h.n(2))+h.n(2*levelSlots+2), MaxTick)
 	}
@@ -116,9 +122,14 @@ func (h *harness) tick() uint64 {
 		d = h.n(1e9)
 	case 6:
 		d = h.n(1e13)
-	case 7: // the next boundary of some level, give or take one
+	case 7: // a boundary of some level's blocks after now or after the
+		// earliest deadline, give or take one
 		k := 6 * (1 + h.n(6))
-		d = (now | (1<<k - 1)) + 1 - now + h.n(3) - 1
+		from := now
+		if least := h.model.min(); least < MaxTick && h.n(2) == 0 {
+			from = least
+		}
+		d = (from | (1<<k - 1)) + 1 - now + h.n(3) - 1
 	default:
 		if id, ok := h.model.any(h.id()); ok { // a bucket-mate of a timer
 			return min(h.model.deadline[id]+64*h.n(3)*uint64(1+h.n(2)), MaxTick)
