@@ -170,6 +170,11 @@ func (w *Wheel[V]) checkState(inCallback bool) error {
 		case ahead == 0 && w.cascading != 0 && l < levelOf(w.cascading-1):
 			// Due at now too, after the coarser slot a bounded advance
 			// left half moved.
+		case ahead == 0 && now&(1<<levelShift(l)-1) == 0:
+			// Due now, which next allows when now starts the slot's block.
+			// CI's fresh seed 16824118602306833210 reached this state, and
+			// with the check relaxed every timer of that run still fired
+			// on time: the check was stricter than the wheel's rule.
 		case ahead == 0 || ahead >= levelSlots:
 			return fmt.Errorf("level %d: deadline %d blocks after now's, outside the ring", l, ahead)
 		}
