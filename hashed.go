@@ -3,6 +3,8 @@ package packwheel
 import (
 	"fmt"
 	"math"
+
+	"github.com/packwheel/packwheel/packed"
 )
 
 // DefaultHashedSlots is the number of slots of a zero Hashed or of one made
@@ -406,31 +408,47 @@ func (w *Hashed[V]) visit(t uint64, work *int, limit int, deliver func(V)) bool 
 func (w *Hashed[V]) gather(t uint64, work *int, limit int) bool {
 	bucket := w.bucketFor(t)
 	n := limit - *work
+	// As in Wheel.cascade: only a marked bucket's entries need their
+	// holders read.
+	postponed := w.s.entries.Marked(bucket)
+	// last says that every entry after e has left: e is the bucket's last,
+	// which Pop takes without reading its holder, as Remove would.
+	last := true
 	for c := w.s.entries.Tail(bucket); c != 0; {
 		es, prev := w.s.entries.Chunk(c)
 		for i := len(es) - 1; i >= 0; i-- {
 			e := &es[i]
 			if e.Deadline != t {
 				w.sweepMin = min(w.sweepMin, e.Deadline)
+				last = false
 				continue
 			}
 			if n == 0 {
 				return false
 			}
 			n--
-			to, d := w.firing, e.Link.Deadline
+			to, d := w.firing, t
+			if postponed {
+				d = e.Link.Deadline
+			}
 			if d > t { // postponed: place it by its deadline
 				w.sweepMin = min(w.sweepMin, d)
 				*work++
 				if to = w.bucketFor(d); to == bucket {
 					e.Deadline = d
+					last = false
 					continue
 				}
 			}
 			// The entry moved into es[i], if any, was seen; es stays valid
 			// for the entries before i, which this removal does not move,
 			// and chunk c is freed only once it is empty, at i == 0.
-			moved := w.s.entries.Remove(e.Link)
+			var moved packed.Entry[V]
+			if last {
+				moved = w.s.entries.Pop(bucket)
+			} else {
+				moved = w.s.entries.Remove(e.Link)
+			}
 			w.s.entries.Push(to, moved.Link, d, moved.Value)
 		}
 		c = prev

@@ -70,6 +70,8 @@ func checkStore[V any](s *store[V], inCallback bool, placed func(bucket int, e *
 					return fmt.Errorf("bucket %d: deadline %d before now %d", bucket, e.Deadline, s.now)
 				case l.Deadline != e.Deadline && !s.mayPostpone(bucket):
 					return fmt.Errorf("bucket %d: timer postponed in place to %d, from %d", bucket, l.Deadline, e.Deadline)
+				case l.Deadline != e.Deadline && !s.entries.Marked(bucket):
+					return fmt.Errorf("bucket %d: timer postponed in place to %d, from %d, and the bucket is not marked", bucket, l.Deadline, e.Deadline)
 				}
 				if err := placed(bucket, e); err != nil {
 					return fmt.Errorf("bucket %d deadline %d now %d: %w", bucket, e.Deadline, s.now, err)

@@ -11,7 +11,7 @@ import "github.com/packwheel/packwheel/packed"
 // tests and inside their callbacks, beside packed.Store.Check's: for every
 // bucket b and entry e of it,
 //
-//	now <= e.Deadline <= e.Link.Deadline
+//	now <= e.Deadline <= e.Link.Deadline, equal unless e's bucket is marked
 //	releaseAt <= now + Retain, and now < releaseAt once an Advance has caught up
 //
 // The words for where a timer is, in both wheels:
@@ -94,8 +94,12 @@ func (s *store[V]) locate(h *Holder, op string) *packed.Entry[V] {
 // reschedule overlap with the next reschedule's (BenchmarkReschedule).
 func (s *store[V]) pushBack(h *Holder, d uint64, v V) bool {
 	e := s.entries.Find(&h.link)
-	if e != nil && d > e.Deadline && s.mayPostpone(s.entries.BucketOf(&h.link)) {
+	if e == nil || d <= e.Deadline {
+		return false
+	}
+	if bucket := s.entries.BucketOf(&h.link); s.mayPostpone(bucket) {
 		e.Value, h.link.Deadline = v, d
+		s.entries.Mark(bucket)
 		return true
 	}
 	return false
@@ -122,13 +126,16 @@ func (s *store[V]) move(h *Holder, e *packed.Entry[V], from, to int, d uint64, v
 // deadline d without moving it, if its bucket may postpone, and reports
 // whether it did: the wheel places the timer by d when it reaches the
 // entry, whose own deadline is the tick it must be looked at by. Pushing
-// an idle timeout back then touches one entry and moves nothing.
+// an idle timeout back then touches one entry and moves nothing. The
+// bucket is marked (packed.Store.Mark), so that the wheel reads the
+// holders' deadlines when it moves that bucket's entries, and only then.
 func (s *store[V]) postpone(h *Holder, e *packed.Entry[V], bucket int, d uint64, v V) bool {
 	if !s.mayPostpone(bucket) || d < e.Deadline {
 		return false
 	}
 	e.Value = v
 	h.link.Deadline = d
+	s.entries.Mark(bucket)
 	return true
 }
 

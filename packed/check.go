@@ -48,13 +48,16 @@ func (s *Store[V]) Check() error {
 		if bit := s.occupied[b>>6]>>(b&63)&1 != 0; bit != (entries > 0) {
 			return fmt.Errorf("bucket %d: occupancy bit %v, %d entries", b, bit, entries)
 		}
+		if s.Marked(b) && entries == 0 {
+			return fmt.Errorf("bucket %d: marked but empty", b)
+		}
 		all += entries
 	}
 	if all != s.len {
 		return fmt.Errorf("%d entries, counted %d", all, s.len)
 	}
-	if n := len(s.buckets); n%64 != 0 && s.occupied[n/64]>>(n%64) != 0 {
-		return fmt.Errorf("occupancy bits past the last bucket: %x", s.occupied[n/64])
+	if n := len(s.buckets); n%64 != 0 && (s.occupied[n/64]|s.marked[n/64])>>(n%64) != 0 {
+		return fmt.Errorf("occupancy or mark bits past the last bucket: %x, %x", s.occupied[n/64], s.marked[n/64])
 	}
 	for k := range s.free {
 		f := &s.free[k]

@@ -127,7 +127,8 @@ type freeList struct {
 //	every chunk of a bucket but its tail is full, and none is empty but
 //	    the first chunk, of FirstChunk entries, that an empty bucket keeps
 //	bucket.len counts the entries of its chunks, and len those of all
-//	occupied has the bit of every bucket with entries, and no other
+//	occupied has the bit of every bucket with entries, and no other; marked
+//	    has no bit of an empty bucket
 //	every chunk belongs to exactly one bucket, one free list or the blanks
 //	entry i of chunk c: e.Link.Chunk == c+1, e.Link.Index == i
 //	freeList.n counts its chunks, low <= n, and total counts the chunks of
@@ -140,11 +141,14 @@ type Store[V any] struct {
 	// occupied has bit b%64 of word b/64 set when bucket b holds entries,
 	// for its owner to find the next bucket to visit (Occupied).
 	occupied []uint64
-	len      int // entries in all buckets
-	chunks   []chunk[V]
-	free     [sizes]freeList
-	blanks   uint32 // the chunks whose arrays went back, linked through prev
-	nblank   int
+	// marked has bit b%64 of word b/64 set when the owner marked bucket b
+	// since it last emptied (Mark).
+	marked []uint64
+	len    int // entries in all buckets
+	chunks []chunk[V]
+	free   [sizes]freeList
+	blanks uint32 // the chunks whose arrays went back, linked through prev
+	nblank int
 }
 
 // bucket is where a bucket's chunks end and how many entries they hold.
@@ -156,7 +160,9 @@ type bucket struct {
 // Init makes n empty buckets, numbered 0 to n-1, and forgets any entries.
 // O(n).
 func (s *Store[V]) Init(n int) {
-	*s = Store[V]{buckets: make([]bucket, n), occupied: make([]uint64, (n+63)/64)}
+	words := (n + 63) / 64
+	bits := make([]uint64, 2*words)
+	*s = Store[V]{buckets: make([]bucket, n), occupied: bits[:words:words], marked: bits[words:]}
 }
 
 // Buckets returns the number of buckets. O(1).
@@ -175,6 +181,16 @@ func (s *Store[V]) Entries() int { return s.len }
 // set when bucket b holds entries. The slice aliases the store's, which
 // keeps it up to date; it must not be written. O(1).
 func (s *Store[V]) Occupied() []uint64 { return s.occupied }
+
+// Mark marks bucket until it next empties. A wheel marks a bucket when it
+// gives one of its entries a Link.Deadline later than the entry's own
+// Deadline, so that moving the entries of an unmarked bucket reads their
+// own Deadlines and not their owners' Links, which are elsewhere in
+// memory. O(1).
+func (s *Store[V]) Mark(bucket int) { s.marked[bucket>>6] |= 1 << (bucket & 63) }
+
+// Marked reports whether bucket was marked since it last emptied. O(1).
+func (s *Store[V]) Marked(bucket int) bool { return s.marked[bucket>>6]>>(bucket&63)&1 != 0 }
 
 // Push appends an entry due at deadline to bucket and links it: Link
 // records where it is and the deadline. O(1); it allocates only when the
@@ -369,7 +385,7 @@ func (s *Store[V]) PopEach(bucket, n int, f func(V)) int {
 				s.freeTail(b, t)
 			}
 			if b.len == 0 {
-				s.occupied[bucket>>6] &^= 1 << (bucket & 63)
+				s.emptied(bucket)
 			}
 		}
 		*link = Link{}
@@ -383,14 +399,21 @@ func (s *Store[V]) PopEach(bucket, n int, f func(V)) int {
 // dropTail is what Remove, Pop and PopEach do when they empty t, the tail chunk of
 // bucket b: the chunk goes to its free list, unless it is the first chunk,
 // of FirstChunk entries, which the bucket keeps; the bucket, if that
-// leaves it empty, leaves the occupancy bitmap.
+// leaves it empty, leaves the occupancy bitmap and loses its mark.
 func (s *Store[V]) dropTail(bucket int, b *bucket, t uint32) {
 	if ch := &s.chunks[t-1]; ch.prev != 0 || cap(ch.entries) >= 2*FirstChunk {
 		s.freeTail(b, t)
 	}
 	if b.len == 0 {
-		s.occupied[bucket>>6] &^= 1 << (bucket & 63)
+		s.emptied(bucket)
 	}
+}
+
+// emptied clears the occupancy bit and the mark of bucket, which has just
+// emptied.
+func (s *Store[V]) emptied(bucket int) {
+	s.occupied[bucket>>6] &^= 1 << (bucket & 63)
+	s.marked[bucket>>6] &^= 1 << (bucket & 63)
 }
 
 // freeTail puts b's emptied tail chunk t on its free list.

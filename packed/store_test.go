@@ -30,6 +30,7 @@ func TestStoreRandom(t *testing.T) {
 	links := make([]Link, 2000)
 	in := make([]int, len(links)) // bucket+1, 0 when unlinked
 	count := make([]int, s.Buckets())
+	marked := make([]bool, s.Buckets()) // Mark's model: until the bucket empties
 	period := 0
 	freedIn := map[uint32]int{} // per free chunk, the period it was freed in
 	fill := 4                   // of 10 operations, the pushes: waves come and go
@@ -64,6 +65,10 @@ func TestStoreRandom(t *testing.T) {
 			s.Push(b, l, uint64(id), id)
 			in[id] = b + 1
 			count[b]++
+			if r.IntN(8) == 0 {
+				s.Mark(b)
+				marked[b] = true
+			}
 			require.Equal(t, uint64(id), l.Deadline)
 		case op < 7 && in[id] != 0:
 			e := s.Find(l)
@@ -89,6 +94,12 @@ func TestStoreRandom(t *testing.T) {
 		}
 		if err := s.Check(); err != nil {
 			t.Fatalf("step %d: %v", step, err)
+		}
+		for b := range marked {
+			marked[b] = marked[b] && count[b] != 0
+			if s.Marked(b) != marked[b] {
+				t.Fatalf("step %d: bucket %d marked %v, want %v", step, b, s.Marked(b), marked[b])
+			}
 		}
 		if len(s.chunks)-s.nblank > made && anyFree {
 			t.Fatalf("step %d: a new array made while a chunk was free", step)
