@@ -80,6 +80,24 @@ func TestStoreRandom(t *testing.T) {
 			count[b]--
 			require.Equal(t, count[b] == 0, s.Empty(b))
 			*l, in[id] = Link{}, 0
+		case op == 9 && step%3 == 0:
+			a, b := r.IntN(s.Buckets()), r.IntN(s.Buckets())
+			s.Swap(a, b)
+			for id := range in {
+				switch in[id] {
+				case a + 1:
+					in[id] = b + 1
+				case b + 1:
+					in[id] = a + 1
+				}
+			}
+			count[a], count[b] = count[b], count[a]
+			marked[a], marked[b] = marked[b], marked[a]
+			for id, l := range links {
+				if in[id] != 0 {
+					require.Equal(t, in[id]-1, s.BucketOf(&l), "link %d", id)
+				}
+			}
 		default:
 			b := r.IntN(s.Buckets())
 			if s.Empty(b) {
@@ -99,6 +117,9 @@ func TestStoreRandom(t *testing.T) {
 			marked[b] = marked[b] && count[b] != 0
 			if s.Marked(b) != marked[b] {
 				t.Fatalf("step %d: bucket %d marked %v, want %v", step, b, s.Marked(b), marked[b])
+			}
+			if s.Len(b) != count[b] {
+				t.Fatalf("step %d: bucket %d holds %d entries, want %d", step, b, s.Len(b), count[b])
 			}
 		}
 		if len(s.chunks)-s.nblank > made && anyFree {
