@@ -30,9 +30,6 @@ func TestAdvanceLimitBoundsCascades(t *testing.T) {
 	for !w.AdvanceLimit(start+4000, n, expire) {
 		calls++
 		require.NoError(t, w.check())
-		if w.cascading != 0 {
-			require.Equal(t, start&^(1<<12-1), w.Now()&^(1<<12-1), "a half-moved slot outside its time")
-		}
 	}
 	require.Equal(t, timers, fired)
 	// Each timer moves down at most twice and fires once.
@@ -80,10 +77,11 @@ func TestRescheduleToNowWhilePending(t *testing.T) {
 
 // TestQuietAdvanceFinishesMove checks that the quiet path of Advance, which
 // only moves Now when the wheel's hint says nothing is due, is not taken
-// while a bounded advance's move down is unfinished: here every timer left
-// in the half-moved slot is cancelled, so NextExpiry looks past the empty
-// slot and leaves a hint far ahead, and the next Advance must still close
-// the move.
+// while a bounded advance's move down is unfinished: NextExpiry answers Now
+// while the half-moved slot holds a timer, whose hint the next Advance
+// follows to finish the move; once every timer left there is cancelled it
+// looks past the empty slot to the far timer's, and the Advance after that
+// moves Now on with nothing left behind.
 func TestQuietAdvanceFinishesMove(t *testing.T) {
 	var w Wheel[int]
 	holders := make([]Holder, 10)
@@ -95,14 +93,17 @@ func TestQuietAdvanceFinishesMove(t *testing.T) {
 	w.Schedule(&far, start<<4, -1)
 	w.Advance(start-1, nil)
 	require.False(t, w.AdvanceLimit(start+100, 1, nil))
-	require.NotZero(t, w.cascading, "the bounded advance stops within the move")
+	require.Equal(t, start, w.Now(), "the bounded advance stops within the move")
+	require.Equal(t, start, w.NextExpiry(MaxTick), "the move down is due at Now")
+	require.False(t, w.AdvanceLimit(start+100, 1, nil), "the hint of Now is followed")
+	require.NoError(t, w.check())
 	for i := range holders {
 		w.Cancel(&holders[i])
 	}
 	require.Equal(t, start<<4&^(1<<18-1), w.NextExpiry(MaxTick), "the next work is the far timer's slot")
 	w.Advance(start+100, nil)
-	require.Zero(t, w.cascading)
 	require.NoError(t, w.check())
 	require.Equal(t, start+100, w.Now())
 	require.True(t, far.Active())
+	require.Equal(t, 1, w.Len())
 }

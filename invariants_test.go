@@ -116,13 +116,6 @@ func (w *Wheel[V]) checkState(inCallback bool) error {
 		return nil
 	}
 	now := w.s.now
-	if c := w.cascading - 1; c >= 0 {
-		// A slot half moved down is a coarse one that came due at now.
-		l := levelOf(c)
-		if l == 0 || now&(1<<levelShift(l)-1) != 0 || bucketAt(l, slotOf(now, l)) != c {
-			return fmt.Errorf("bucket %d marked half moved at now %d", c, now)
-		}
-	}
 	if w.hinted {
 		// A hint may be early (its bucket emptied since) but never late,
 		// nor behind Now, nor name another bucket of its tick, which would
@@ -164,19 +157,12 @@ func (w *Wheel[V]) checkState(inCallback bool) error {
 		case l == 0 && (s == pos) != (d == now):
 			return fmt.Errorf("level 0 slot %d, now's slot %d", s, pos)
 		case l == 0:
-		case bucket == w.cascading-1:
-			// A coarse slot half moved down: its timers are due from now on.
-			if d < now || ahead != 0 {
-				return fmt.Errorf("level %d slot %d, half moved, holds a deadline outside it", l, s)
-			}
-		case ahead == 0 && w.cascading != 0 && l < levelOf(w.cascading-1):
-			// Due at now too, after the coarser slot a bounded advance
-			// left half moved.
 		case ahead == 0 && now&(1<<levelShift(l)-1) == 0:
-			// Due now, which next allows when now starts the slot's block.
-			// CI's fresh seed 16824118602306833210 reached this state, and
-			// with the check relaxed every timer of that run still fired
-			// on time: the check was stricter than the wheel's rule.
+			// Due now, which next allows when now starts the slot's block:
+			// a slot a bounded advance left half moved down, or a finer
+			// one that a coarser slot of the same tick moved timers to.
+			// CI's fresh seed 16824118602306833210 reached the second
+			// state, and every timer of that run fired on time.
 		case ahead == 0 || ahead >= levelSlots:
 			return fmt.Errorf("level %d: deadline %d blocks after now's, outside the ring", l, ahead)
 		}

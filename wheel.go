@@ -32,10 +32,6 @@ import (
 type Wheel[V any] struct {
 	_ noCopy
 	s store[V]
-	// cascading is the coarse bucket whose move down a bounded advance
-	// interrupted, plus one so that zero means none; it is finished before
-	// anything else.
-	cascading int
 	// hint is what next last answered NextExpiry, for the Advance that
 	// usually follows to start from; hinted says it is still good.
 	hint      hint
@@ -55,9 +51,8 @@ type hint struct {
 
 // quietUntil reports whether the wheel knows it has nothing to do up to
 // and including tick to: its hint holds and starts later, and no chunks
-// are due to go back (store.release). A hint is never kept while a move
-// down waits to be finished: cascade drops it, and NextExpiry keeps one
-// only once the move is done.
+// are due to go back (store.release). A coarse slot that a bounded advance
+// left half moved down is due at Now, and so is any hint of it.
 func (w *Wheel[V]) quietUntil(to uint64) bool {
 	return w.hinted && to < w.hint.start && to < w.s.releaseAt
 }
@@ -342,12 +337,6 @@ func (w *Wheel[V]) advance(op string, to uint64, limit int, deliver func(V)) boo
 // coarse slot half moved.
 // O(levels); it allocates nothing.
 func (w *Wheel[V]) NextExpiry(limit uint64) uint64 {
-	if w.cascading != 0 {
-		if !w.s.entries.Empty(w.cascading - 1) {
-			return min(w.s.now, limit)
-		}
-		w.cascading = 0 // cancels emptied the slot: nothing is left to move
-	}
 	bucket, start, ok := w.next()
 	if !ok {
 		return limit
@@ -419,11 +408,6 @@ func (w *Wheel[V]) next() (bucket int, start uint64, ok bool) {
 // O(limit·levels) at most.
 func (w *Wheel[V]) walk(to uint64, limit int, deliver func(V)) bool {
 	work := 0 // timers fired or moved, which limit bounds
-	if w.cascading != 0 {
-		if !w.cascade(w.cascading-1, &work, limit) {
-			return false
-		}
-	}
 	hinted := w.hinted
 	w.hinted = false
 	for {
@@ -443,7 +427,9 @@ func (w *Wheel[V]) walk(to uint64, limit int, deliver func(V)) bool {
 		}
 		w.s.now = start
 		if bucket >= levelSlots {
-			w.cascading = bucket + 1
+			// A move down that a bounded advance stopped is resumed here:
+			// next finds its slot due at Now, which starts the slot's
+			// block, before any finer slot of the same tick.
 			if !w.cascade(bucket, &work, limit) {
 				return false
 			}
@@ -471,10 +457,9 @@ func (w *Wheel[V]) walk(to uint64, limit int, deliver func(V)) bool {
 // their deadlines now place them, relative to Now, which is the slot's
 // first tick: a level below, or the same level or above for a timer
 // postponed in place. The holder's deadline is the timer's; the entry's may
-// be older. It stops when work reaches limit, leaving w.cascading set to
-// resume.
+// be older. It stops when work reaches limit, leaving the rest for the
+// next walk.
 func (w *Wheel[V]) cascade(bucket int, work *int, limit int) bool {
-	w.hinted = false // walk computes it again once it is done
 	// Unless the bucket holds a timer postponed in place, every entry's
 	// own deadline is its timer's, and reading it rather than the holder's
 	// spares a load from the caller's memory per timer, which at a million
@@ -492,6 +477,5 @@ func (w *Wheel[V]) cascade(bucket int, work *int, limit int) bool {
 		w.s.entries.Push(w.bucketFor(d), e.Link, d, e.Value)
 		*work++
 	}
-	w.cascading = 0
 	return true
 }

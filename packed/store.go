@@ -86,8 +86,8 @@ type Entry[V any] struct {
 	// kept inline so that scanning a bucket compares deadlines without
 	// following Link; the store never reads it. packwheel's wheels let it
 	// be earlier than Link.Deadline: a timer pushed back in place has only
-	// its Link updated, and is placed by Link.Deadline when this Deadline
-	// comes.
+	// its Link updated, and its bucket marked (Mark), and is placed by
+	// Link.Deadline when this Deadline comes.
 	Deadline uint64
 	// Link is the caller's Link for the entry, which the store rewrites
 	// whenever the entry moves; never nil in a bucket.
