@@ -100,6 +100,14 @@ func (h *harness) tick() uint64 {
 		return min(w.hintUntil+h.n(3)-1, MaxTick)
 	}
 	if h.near && h.n(4) != 0 {
+		if h.n(8) == 0 {
+			// The start of the next level-1 block or the one after: a
+			// tick that level 0 and a level-1 slot can both hold, the
+			// coarse slot's timers scheduled from further away; next
+			// must take the coarse slot first (mutant 15 of
+			// issue 28's table).
+			return min((now|(levelSlots-1))+1+levelSlots*h.n(2), MaxTick)
+		}
 		return min(now-min(now, h.n(2))+h.n(2*levelSlots+2), MaxTick)
 	}
 	var d uint64
