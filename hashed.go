@@ -270,7 +270,7 @@ func (w *Hashed[V]) advance(op string, to uint64, limit int, deliver func(V)) bo
 // most one revolution. It allocates nothing.
 func (w *Hashed[V]) NextExpiry(limit uint64) uint64 {
 	now := w.s.now
-	if w.pending && (!w.s.entries.Empty(w.firing) || w.dueIn(w.bucketFor(now), now)) {
+	if w.pending && (!w.s.entries.Empty(w.firing) || w.holds(w.bucketFor(now), now, true)) {
 		// Timers of tick now are left, unless they were cancelled since.
 		return min(now, limit)
 	}
@@ -306,32 +306,20 @@ func (w *Hashed[V]) NextExpiry(limit uint64) uint64 {
 	return min(earliest, limit)
 }
 
-// dueIn reports whether bucket holds an entry to look at at tick t.
-func (w *Hashed[V]) dueIn(bucket int, t uint64) bool {
+// holds reports whether bucket holds an entry to look at at tick t, or,
+// with due false, one not to: NextExpiry asks whether timers of tick t are
+// left, gather whether every timer of the bucket is due.
+func (w *Hashed[V]) holds(bucket int, t uint64, due bool) bool {
 	for c := w.s.entries.Tail(bucket); c != 0; {
 		es, prev := w.s.entries.Chunk(c)
 		for i := range es {
-			if es[i].Deadline == t {
+			if (es[i].Deadline == t) == due {
 				return true
 			}
 		}
 		c = prev
 	}
 	return false
-}
-
-// allDue reports whether every entry of bucket is due at tick t.
-func (w *Hashed[V]) allDue(bucket int, t uint64) bool {
-	for c := w.s.entries.Tail(bucket); c != 0; {
-		es, prev := w.s.entries.Chunk(c)
-		for i := range es {
-			if es[i].Deadline != t {
-				return false
-			}
-		}
-		c = prev
-	}
-	return true
 }
 
 // nextOccupied returns the first tick in [from, to] whose bucket is
@@ -425,7 +413,7 @@ func (w *Hashed[V]) gather(t uint64, work *int, limit int) bool {
 	// As in Wheel.cascade: only a marked bucket's entries need their
 	// holders read.
 	postponed := w.s.entries.Marked(bucket)
-	if !postponed && w.s.entries.Empty(w.firing) && w.allDue(bucket, t) {
+	if !postponed && w.s.entries.Empty(w.firing) && !w.holds(bucket, t, false) {
 		// Every timer of the bucket is due, as every one is when timers
 		// are due within a revolution: the bucket's chunks become the
 		// firing bucket's, moving no entry (BenchmarkExpire in bench/).

@@ -93,9 +93,9 @@ func TestStoreRandom(t *testing.T) {
 			}
 			count[a], count[b] = count[b], count[a]
 			marked[a], marked[b] = marked[b], marked[a]
-			for id, l := range links {
+			for id := range links {
 				if in[id] != 0 {
-					require.Equal(t, in[id]-1, s.BucketOf(&l), "link %d", id)
+					require.Equal(t, in[id]-1, s.BucketOf(&links[id]), "link %d", id)
 				}
 			}
 		default:
