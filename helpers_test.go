@@ -64,4 +64,5 @@ func (s *store[V]) bucketOf(h *Holder) int {
 	return s.entries.BucketOf(&h.link)
 }
 
-func (w *Wheel[V]) bucketOf(h *Holder) int { return w.s.bucketOf(h) }
+func (w *Wheel[V]) bucketOf(h *Holder) int  { return w.s.bucketOf(h) }
+func (w *Hashed[V]) bucketOf(h *Holder) int { return w.s.bucketOf(h) }

@@ -15,6 +15,7 @@ type checker interface {
 	checkInCallback() error
 	checkCaughtUp() error
 	nextWork() uint64
+	bucketOf(h *Holder) int
 }
 
 // checkCaughtUp verifies what holds once an Advance to now or later has

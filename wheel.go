@@ -465,17 +465,27 @@ func (w *Wheel[V]) cascade(bucket int, work *int, limit int) bool {
 	// spares a load from the caller's memory per timer, which at a million
 	// timers is a cache miss (BenchmarkExpire in bench/).
 	postponed := w.s.entries.Marked(bucket)
+	// The entries are read in place, from the tail chunk's last, and each
+	// tail chunk's moved entries are cut at once: popping each would
+	// update the bucket's counts and clear its place per timer. Push
+	// never goes to this bucket, whose timers all belong to finer slots,
+	// and never moves a chunk's array, so es stays valid.
 	for !w.s.entries.Empty(bucket) {
-		if *work == limit {
+		es, _ := w.s.entries.Chunk(w.s.entries.Tail(bucket))
+		i := len(es)
+		for ; i > 0 && *work < limit; i-- {
+			e := &es[i-1]
+			d := e.Deadline
+			if postponed {
+				d = e.Link.Deadline
+			}
+			w.s.entries.Push(w.bucketFor(d), e.Link, d, e.Value)
+			*work++
+		}
+		w.s.entries.Cut(bucket, len(es)-i)
+		if i > 0 {
 			return false
 		}
-		e := w.s.entries.Pop(bucket)
-		d := e.Deadline
-		if postponed {
-			d = e.Link.Deadline
-		}
-		w.s.entries.Push(w.bucketFor(d), e.Link, d, e.Value)
-		*work++
 	}
 	return true
 }

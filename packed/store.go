@@ -359,6 +359,26 @@ func (s *Store[V]) Pop(bucket int) Entry[V] {
 	return e
 }
 
+// Cut removes the last n entries of bucket's tail chunk, which must hold
+// that many, without touching their Links: for a caller that has pushed
+// each of them to another bucket, which linked it there, reading them in
+// place (Tail, Chunk) rather than popping one at a time, as a wheel moving
+// a bucket's timers down a level does. It clears their places, as Pop
+// does, and frees the chunk if it empties, as Pop would. O(n).
+func (s *Store[V]) Cut(bucket, n int) {
+	b := &s.buckets[bucket]
+	t := b.tail
+	tail := &s.chunks[t-1]
+	last := len(tail.entries) - n
+	clear(tail.entries[last:])
+	tail.entries = tail.entries[:last]
+	b.len -= uint32(n)
+	s.len -= n
+	if last == 0 {
+		s.dropTail(bucket, b, t)
+	}
+}
+
 // PopEach takes the entries of bucket out from the last, one at a time,
 // unlinks each and calls f with its value, until the bucket is empty or n
 // entries have gone, and returns how many went: how a wheel fires the
@@ -396,7 +416,7 @@ func (s *Store[V]) PopEach(bucket, n int, f func(V)) int {
 	return i
 }
 
-// dropTail is what Remove, Pop and PopEach do when they empty t, the tail chunk of
+// dropTail is what Remove, Pop, Cut and PopEach do when they empty t, the tail chunk of
 // bucket b: the chunk goes to its free list, unless it is the first chunk,
 // of FirstChunk entries, which the bucket keeps; the bucket, if that
 // leaves it empty, leaves the occupancy bitmap and loses its mark.

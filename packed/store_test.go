@@ -34,17 +34,24 @@ func TestStoreRandom(t *testing.T) {
 	period := 0
 	freedIn := map[uint32]int{} // per free chunk, the period it was freed in
 	fill := 4                   // of 10 operations, the pushes: waves come and go
+	// push is Push, checking that it makes a new array only when no chunk
+	// is free.
+	push := func(step, b int, l *Link, d uint64, v int) {
+		made, anyFree := len(s.chunks)-s.nblank, false
+		for _, f := range s.free {
+			anyFree = anyFree || f.n > 0
+		}
+		s.Push(b, l, d, v)
+		if len(s.chunks)-s.nblank > made && anyFree {
+			t.Fatalf("step %d: a new array made while a chunk was free", step)
+		}
+	}
 	for step := range 200_000 {
 		if step%5000 == 0 {
 			fill = 1 + r.IntN(6)
 		}
 		id := r.IntN(len(links))
 		l := &links[id]
-		made := len(s.chunks) - s.nblank
-		anyFree := false
-		for _, f := range s.free {
-			anyFree = anyFree || f.n > 0
-		}
 		switch op := r.IntN(10); {
 		case op == 0:
 			s.Release()
@@ -62,7 +69,7 @@ func TestStoreRandom(t *testing.T) {
 			if r.IntN(4) == 0 {
 				b = 0 // one crowded bucket
 			}
-			s.Push(b, l, uint64(id), id)
+			push(step, b, l, uint64(id), id)
 			in[id] = b + 1
 			count[b]++
 			if r.IntN(8) == 0 {
@@ -98,6 +105,23 @@ func TestStoreRandom(t *testing.T) {
 					require.Equal(t, in[id]-1, s.BucketOf(&links[id]), "link %d", id)
 				}
 			}
+		case op == 8 && step%2 == 0:
+			// Move the last entries of a bucket's tail chunk to another
+			// bucket, read in place, and cut them: a wheel's cascade.
+			from, to := r.IntN(s.Buckets()), r.IntN(s.Buckets())
+			if s.Empty(from) || from == to {
+				continue
+			}
+			es, _ := s.Chunk(s.Tail(from))
+			n := 1 + r.IntN(len(es))
+			for i := len(es) - 1; i >= len(es)-n; i-- {
+				e := &es[i]
+				push(step, to, e.Link, e.Deadline, e.Value)
+				in[e.Value] = to + 1
+			}
+			s.Cut(from, n)
+			count[from] -= n
+			count[to] += n
 		default:
 			b := r.IntN(s.Buckets())
 			if s.Empty(b) {
@@ -121,9 +145,6 @@ func TestStoreRandom(t *testing.T) {
 			if s.Len(b) != count[b] {
 				t.Fatalf("step %d: bucket %d holds %d entries, want %d", step, b, s.Len(b), count[b])
 			}
-		}
-		if len(s.chunks)-s.nblank > made && anyFree {
-			t.Fatalf("step %d: a new array made while a chunk was free", step)
 		}
 		free := map[uint32]bool{}
 		for _, f := range s.free {
