@@ -468,8 +468,11 @@ func (w *Wheel[V]) cascade(bucket int, work *int, limit int) bool {
 	// The entries are read in place, from the tail chunk's last, and each
 	// tail chunk's moved entries are cut at once: popping each would
 	// update the bucket's counts and clear its place per timer. Push
-	// never goes to this bucket, whose timers all belong to finer slots,
-	// and never moves a chunk's array, so es stays valid.
+	// never goes to this bucket (a timer of it is due in the block Now has
+	// reached, so at a finer level, or, postponed, in a later block, so in
+	// another slot) and never moves a chunk's array, so es stays valid
+	// (the mutants of cascade in the model tests' table fail when it is
+	// not).
 	for !w.s.entries.Empty(bucket) {
 		es, _ := w.s.entries.Chunk(w.s.entries.Tail(bucket))
 		i := len(es)
