@@ -471,8 +471,7 @@ func (w *Wheel[V]) cascade(bucket int, work *int, limit int) bool {
 	// never goes to this bucket (a timer of it is due in the block Now has
 	// reached, so at a finer level, or, postponed, in a later block, so in
 	// another slot) and never moves a chunk's array, so es stays valid
-	// (the mutants of cascade in the model tests' table fail when it is
-	// not).
+	// (TestWheelRandom fails when a wrong deadline sends a timer there).
 	for !w.s.entries.Empty(bucket) {
 		es, _ := w.s.entries.Chunk(w.s.entries.Tail(bucket))
 		i := len(es)
