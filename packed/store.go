@@ -200,8 +200,9 @@ func (s *Store[V]) Push(bucket int, link *Link, deadline uint64, v V) {
 	if t := b.tail; t != 0 {
 		c := &s.chunks[t-1]
 		if n := len(c.entries); n < cap(c.entries) {
-			c.entries = c.entries[:n+1]
-			c.entries[n] = Entry[V]{Deadline: deadline, Link: link, Value: v}
+			es := c.entries[:n+1] // whose length spares es[n] a bounds check
+			es[n] = Entry[V]{Deadline: deadline, Link: link, Value: v}
+			c.entries = es
 			*link = Link{Deadline: deadline, Chunk: t, Index: uint32(n)}
 			s.len++
 			if b.len++; b.len == 1 {
