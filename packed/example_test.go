@@ -69,3 +69,36 @@ func ExampleStore_Push() {
 	// chunk holds 4
 	// free chunks 2
 }
+
+// A wheel moving a bucket's timers to other buckets reads them in place,
+// pushes each where it now belongs, which relinks it, and cuts the moved
+// entries from the tail chunk at once.
+func ExampleStore_Cut() {
+	var s packed.Store[*timer]
+	s.Init(3)
+	timers := []*timer{{name: "a"}, {name: "b"}, {name: "c"}}
+	for i, t := range timers {
+		s.Push(0, &t.link, uint64(i), t)
+	}
+	for !s.Empty(0) {
+		es, _ := s.Chunk(s.Tail(0))
+		for i := len(es) - 1; i >= 0; i-- {
+			e := &es[i]
+			s.Push(1+int(e.Deadline%2), e.Link, e.Deadline, e.Value) // even to 1, odd to 2
+		}
+		s.Cut(0, len(es))
+	}
+	for b := range 3 {
+		fmt.Println("bucket", b, "holds", s.Len(b))
+	}
+	for _, t := range timers {
+		fmt.Println(t.name, "in bucket", s.BucketOf(&t.link))
+	}
+	// Output:
+	// bucket 0 holds 0
+	// bucket 1 holds 2
+	// bucket 2 holds 1
+	// a in bucket 1
+	// b in bucket 2
+	// c in bucket 1
+}
