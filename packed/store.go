@@ -417,10 +417,10 @@ func (s *Store[V]) PopEach(bucket, n int, f func(V)) int {
 	return i
 }
 
-// dropTail is what Remove, Pop, Cut and PopEach do when they empty t, the tail chunk of
-// bucket b: the chunk goes to its free list, unless it is the first chunk,
-// of FirstChunk entries, which the bucket keeps; the bucket, if that
-// leaves it empty, leaves the occupancy bitmap and loses its mark.
+// dropTail is what Remove, Pop, Cut and PopEach do when they empty t, the
+// tail chunk of bucket b: the chunk goes to its free list, unless it is the
+// first chunk, of FirstChunk entries, which the bucket keeps; the bucket,
+// if that leaves it empty, leaves the occupancy bitmap and loses its mark.
 func (s *Store[V]) dropTail(bucket int, b *bucket, t uint32) {
 	if ch := &s.chunks[t-1]; ch.prev != 0 || cap(ch.entries) >= 2*FirstChunk {
 		s.freeTail(b, t)
