@@ -12,7 +12,8 @@
 //
 // Where entries live is one rule (package packed). A bucket is a list of
 // chunks, contiguous arrays of 4 to 64 entries, that fills at its tail; a
-// chunk its bucket empties goes to the wheel's free list, and a bucket
+// chunk its bucket empties goes to the wheel's free list (but a first chunk
+// of 4, which the bucket keeps for its next fill), and a bucket
 // that needs one takes a free one before anything is allocated, so
 // buckets grow and shrink without copying, and timers that come and go,
 // one at a time or in waves, reuse the same memory. Free chunks that no
@@ -20,7 +21,9 @@
 // a headroom of an eighth of what the buckets last needed, so that a wave
 // that returns within Retain allocates nothing and a burst that has
 // drained gives its memory back. Once the wheel has held as many timers
-// as it holds now, no operation allocates.
+// as it holds now, in buckets that have each held one before (a hashed
+// wheel's buckets have after its first revolution), no operation
+// allocates.
 //
 // Time is a plain tick count that the caller drives with Advance; a wheel
 // never reads a clock, which makes it deterministic under test. [Clock] maps
