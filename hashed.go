@@ -457,7 +457,8 @@ func (w *Hashed[V]) gather(t uint64, work *int, limit int) bool {
 			if last {
 				moved = w.s.entries.Pop(bucket)
 			} else {
-				moved = w.s.entries.Remove(e.Link)
+				moved = *e
+				w.s.entries.Remove(e.Link)
 			}
 			w.s.entries.Push(to, moved.Link, d, moved.Value)
 		}

@@ -26,9 +26,9 @@ func ExampleStore_Remove() {
 	fmt.Println("c at index", timers[2].link.Index)
 
 	a := timers[0]
-	e := s.Remove(&a.link)
-	*e.Link = packed.Link{} // a is no longer linked
-	fmt.Println("removed", e.Value.name)
+	s.Remove(&a.link)
+	a.link = packed.Link{} // a is no longer linked
+	fmt.Println("removed", a.name)
 
 	for _, t := range timers[1:] {
 		e := s.Find(&t.link)

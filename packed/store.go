@@ -310,37 +310,44 @@ func (s *Store[V]) Find(link *Link) *Entry[V] {
 // must have found. O(1).
 func (s *Store[V]) BucketOf(link *Link) int { return int(s.chunks[link.Chunk-1].bucket) }
 
-// Remove deletes the entry that link names, which Find must have found,
-// and returns it. The bucket's last entry moves into the hole and its
-// Link is rewritten; link itself is left as it was, for the caller to
-// unlink or link elsewhere. O(1).
-func (s *Store[V]) Remove(link *Link) Entry[V] {
+// Remove deletes the entry that link names, which Find must have found.
+// The bucket's last entry moves into the hole and its Link is rewritten;
+// link itself is left as it was, for the caller to unlink or link
+// elsewhere. A caller that wants the entry reads it first. O(1).
+func (s *Store[V]) Remove(link *Link) {
 	c, i := link.Chunk, link.Index
-	hole := &s.chunks[c-1].entries[i]
-	e := *hole
-	bucket := int(s.chunks[c-1].bucket)
+	ch := &s.chunks[c-1]
+	bucket := int(ch.bucket)
 	b := &s.buckets[bucket]
 	t := b.tail
 	tail := &s.chunks[t-1]
-	last := len(tail.entries) - 1
-	if t != c || i != uint32(last) {
-		moved := tail.entries[last]
-		*hole = moved
-		moved.Link.Chunk, moved.Link.Index = c, i
-	}
-	tail.entries[last] = Entry[V]{}
-	tail.entries = tail.entries[:last]
+	es := tail.entries
+	last := len(es) - 1
+	// The counts, and the chunk's freeing, before the entries are
+	// written: a store of an entry, which holds pointers, is a write
+	// barrier's test and call, and what is still needed after it the
+	// compiler keeps on the stack, on every call. Done last, the counts
+	// kept several values there (BenchmarkScheduleCancel in bench/, a
+	// cancel per op).
+	tail.entries = es[:last]
 	b.len--
 	s.len--
 	if last == 0 {
 		s.dropTail(bucket, b, t)
 	}
-	return e
+	// The bucket's last entry is the one removed when it links back to
+	// link, as no other entry does; es keeps its array when its chunk is
+	// freed.
+	if moved := &es[last]; moved.Link != link {
+		ch.entries[i] = *moved
+		moved.Link.Chunk, moved.Link.Index = c, i
+	}
+	es[last] = Entry[V]{}
 }
 
 // Pop removes and returns the last entry of bucket, which must not be
 // empty, moving no other: how a wheel takes the entries of a bucket whose
-// time has come. O(1). Its body is Remove's end without the hole, written
+// time has come. O(1). Its body is Remove's without the hole, written
 // out rather than shared: a helper holding it, with its call to dropTail,
 // does not inline (go build -gcflags=-m=2: cost 102, budget 80), and
 // Remove, every cancel's path, would pay a call for it.
