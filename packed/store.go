@@ -399,11 +399,9 @@ func (s *Store[V]) PopEach(bucket, n int, f func(V)) int {
 	for ; i < n && b.len != 0; i++ {
 		t := b.tail
 		tail := &s.chunks[t-1]
-		last := len(tail.entries) - 1
-		e := &tail.entries[last]
-		link, v := e.Link, e.Value
-		*e = Entry[V]{}
-		tail.entries = tail.entries[:last]
+		es := tail.entries
+		last := len(es) - 1
+		tail.entries = es[:last]
 		b.len--
 		s.len--
 		if last == 0 {
@@ -416,6 +414,11 @@ func (s *Store[V]) PopEach(bucket, n int, f func(V)) int {
 				s.emptied(bucket)
 			}
 		}
+		// The counts first, as in Remove: the clearing's write barrier
+		// then keeps nothing on the stack but what f needs.
+		e := &es[last]
+		link, v := e.Link, e.Value
+		*e = Entry[V]{}
 		*link = Link{}
 		if f != nil {
 			f(v)
