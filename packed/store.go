@@ -348,9 +348,10 @@ func (s *Store[V]) Remove(link *Link) {
 // Pop removes and returns the last entry of bucket, which must not be
 // empty, moving no other: how a wheel takes the entries of a bucket whose
 // time has come. O(1). Its body is Remove's counts, freeing and clearing
-// without the hole, written out rather than shared: a helper holding it, with its call to dropTail,
-// does not inline (go build -gcflags=-m=2: cost 102, budget 80), and
-// Remove, every cancel's path, would pay a call for it.
+// without the hole, written out rather than shared: a helper holding it,
+// with its call to dropTail, does not inline (go build -gcflags=-m=2: cost
+// 102, budget 80), and Remove, every cancel's path, would pay a call for
+// it.
 func (s *Store[V]) Pop(bucket int) Entry[V] {
 	b := &s.buckets[bucket]
 	t := b.tail
