@@ -74,7 +74,8 @@ func (w *Wheel[V]) unhint(d uint64) {
 // could have and come due at start or before. A timer of level l comes due
 // at the start of its slot's block, one of the blocks after Now's; so for
 // each level whose blocks after Now's begin by start, anything up to the
-// end of start's block of that level may.
+// end of start's block of that level may. For a start in Now's level-1
+// block, as nextInBlock's are, that is start itself.
 func (w *Wheel[V]) setHint(bucket int, start uint64) {
 	until := start
 	for l := 1; l < levelCount; l++ {
@@ -337,6 +338,19 @@ func (w *Wheel[V]) advance(op string, to uint64, limit int, deliver func(V)) boo
 // coarse slot half moved.
 // O(levels); it allocates nothing.
 func (w *Wheel[V]) NextExpiry(limit uint64) uint64 {
+	if w.s.occupied == nil {
+		return limit
+	}
+	if start, ok := w.nextInBlock(); ok {
+		// next's common case, and setHint's for it written out, as
+		// neither inlines: a server asks for the next work at every step
+		// (bench's work units; their instruction counts are in
+		// bench/results/instructions.txt).
+		if !w.s.running {
+			w.hint, w.hintUntil, w.hinted = hint{bucketAt(0, slotOf(start, 0)), start}, start, true
+		}
+		return min(start, limit)
+	}
 	bucket, start, ok := w.next()
 	if !ok {
 		return limit
@@ -361,17 +375,10 @@ func (w *Wheel[V]) next() (bucket int, start uint64, ok bool) {
 	if w.s.occupied == nil {
 		return 0, 0, false
 	}
-	now := w.s.now
-	// The common case, answered without the walk of the levels: a level-0
-	// timer due in now's own level-1 block, before the next block of any
-	// coarser level begins. Not when now starts a block, where a coarser
-	// slot of now's may still hold timers of tick now (see below).
-	if occ := w.s.occupied[0]; occ != 0 && now&(levelSlots-1) != 0 {
-		pos := slotOf(now, 0)
-		if i := nextInRing(occ, pos); pos+i < levelSlots {
-			return bucketAt(0, pos+i), now + uint64(i), true
-		}
+	if start, ok := w.nextInBlock(); ok {
+		return bucketAt(0, slotOf(start, 0)), start, true
 	}
+	now := w.s.now
 	for l := range levelCount {
 		shift := levelShift(l)
 		// A coarse slot of now's own block is due now, and can hold
@@ -399,6 +406,22 @@ func (w *Wheel[V]) next() (bucket int, start uint64, ok bool) {
 		}
 	}
 	return bucket, start, ok
+}
+
+// nextInBlock is next's common case, answered without the walk of the
+// levels: the deadline of the first level-0 timer due in Now's own level-1
+// block, before the next block of any coarser level begins. Not when Now
+// starts a block, where a coarser slot of Now's may still hold timers of
+// tick Now (see next). The wheel must have its buckets. Small enough to
+// inline.
+func (w *Wheel[V]) nextInBlock() (start uint64, ok bool) {
+	now := w.s.now
+	if pos, occ := slotOf(now, 0), w.s.occupied[0]; occ != 0 && pos != 0 {
+		if i := nextInRing(occ, pos); pos+i < levelSlots {
+			return now + uint64(i), true
+		}
+	}
+	return 0, false
 }
 
 // walk is the hierarchical walk: it costs O(levels) per occupied slot
