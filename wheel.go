@@ -303,8 +303,12 @@ func (w *Wheel[V]) AppendExpired(dst []V, to uint64, n int) ([]V, bool) {
 }
 
 // advance is what the three ways to advance share: the checks, the guard
-// against re-entry from a callback, the quiet path, and a wheel with no
-// buckets, which has nothing to fire.
+// against re-entry from a callback, the quiet path, a wheel with no
+// buckets, which has nothing to fire, and the hierarchical walk. The walk
+// costs O(levels) per occupied slot reached plus O(1) per timer fired or
+// moved, however many empty ticks it crosses, and a bounded one fires or
+// moves down a level at most limit timers, with every occupied slot it
+// reaches giving it one, so O(limit·levels) at most.
 func (w *Wheel[V]) advance(op string, to uint64, limit int, deliver func(V)) bool {
 	checkTick(op, "to", to)
 	w.s.running.enter(op)
@@ -326,7 +330,54 @@ func (w *Wheel[V]) advance(op string, to uint64, limit int, deliver func(V)) boo
 		w.s.now = to // no buckets, nothing to fire
 		return true
 	}
-	return w.walk(to, limit, deliver)
+	// The walk, in this same function rather than a call of its own: an
+	// Advance that fires one bucket, a server's usual step, then pays for
+	// one call and one frame (bench's work units; their instruction counts
+	// are in bench/results/instructions.txt).
+	work := 0 // timers fired or moved, which limit bounds
+	hinted := w.hinted
+	w.hinted = false
+	for {
+		bucket, start, ok := w.hint.bucket, w.hint.start, true
+		if !hinted {
+			bucket, start, ok = w.next()
+		}
+		hinted = false
+		if !ok || start > to {
+			if ok {
+				// Until something is inserted nothing is due before start,
+				// however far Now moves short of it: the Advances that follow
+				// up to there take advance's quiet path.
+				w.setHint(bucket, start)
+			}
+			break
+		}
+		w.s.now = start
+		if bucket >= levelSlots {
+			// A move down that a bounded advance stopped is resumed here:
+			// next finds its slot due at Now, which starts the slot's
+			// block, before any finer slot of the same tick.
+			if !w.cascade(bucket, &work, limit) {
+				return false
+			}
+			continue
+		}
+		if work += w.s.fire(bucket, limit-work, deliver); !w.s.entries.Empty(bucket) {
+			return false
+		}
+		if start == to {
+			// Every slot due by now has gone: coarse ones go first on a
+			// tie, and what the callbacks scheduled is due later.
+			break
+		}
+	}
+	if to > w.s.now {
+		w.s.now = to
+	}
+	if w.s.now >= w.s.releaseAt {
+		w.s.release()
+	}
+	return true
 }
 
 // NextExpiry returns the earliest tick at which Advance has work to do, or
@@ -422,58 +473,6 @@ func (w *Wheel[V]) nextInBlock() (start uint64, ok bool) {
 		}
 	}
 	return 0, false
-}
-
-// walk is the hierarchical walk: it costs O(levels) per occupied slot
-// reached plus O(1) per timer fired or moved, however many empty ticks it
-// crosses, and a bounded one fires or moves down a level at most limit
-// timers, with every occupied slot it reaches giving it one, so
-// O(limit·levels) at most.
-func (w *Wheel[V]) walk(to uint64, limit int, deliver func(V)) bool {
-	work := 0 // timers fired or moved, which limit bounds
-	hinted := w.hinted
-	w.hinted = false
-	for {
-		bucket, start, ok := w.hint.bucket, w.hint.start, true
-		if !hinted {
-			bucket, start, ok = w.next()
-		}
-		hinted = false
-		if !ok || start > to {
-			if ok {
-				// Until something is inserted nothing is due before start,
-				// however far Now moves short of it: the Advances that follow
-				// up to there take advance's quiet path.
-				w.setHint(bucket, start)
-			}
-			break
-		}
-		w.s.now = start
-		if bucket >= levelSlots {
-			// A move down that a bounded advance stopped is resumed here:
-			// next finds its slot due at Now, which starts the slot's
-			// block, before any finer slot of the same tick.
-			if !w.cascade(bucket, &work, limit) {
-				return false
-			}
-			continue
-		}
-		if work += w.s.fire(bucket, limit-work, deliver); !w.s.entries.Empty(bucket) {
-			return false
-		}
-		if start == to {
-			// Every slot due by now has gone: coarse ones go first on a
-			// tie, and what the callbacks scheduled is due later.
-			break
-		}
-	}
-	if to > w.s.now {
-		w.s.now = to
-	}
-	if w.s.now >= w.s.releaseAt {
-		w.s.release()
-	}
-	return true
 }
 
 // cascade moves the timers of a coarse bucket whose time has come to where
