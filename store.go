@@ -144,8 +144,9 @@ func (s *store[V]) cancel(h *Holder) bool {
 	if h.link.Chunk == 0 {
 		return false
 	}
-	s.locate(h, "Cancel")
-	s.entries.Remove(&h.link)
+	if !s.entries.Remove(&h.link) {
+		panic(foreignHolder{"Cancel", h.link})
+	}
 	unlink(&h.link)
 	return true
 }

@@ -310,13 +310,23 @@ func (s *Store[V]) Find(link *Link) *Entry[V] {
 // must have found. O(1).
 func (s *Store[V]) BucketOf(link *Link) int { return int(s.chunks[link.Chunk-1].bucket) }
 
-// Remove deletes the entry that link names, which Find must have found.
-// The bucket's last entry moves into the hole and its Link is rewritten;
-// link itself is left as it was, for the caller to unlink or link
-// elsewhere. A caller that wants the entry reads it first. O(1).
-func (s *Store[V]) Remove(link *Link) {
+// Remove deletes the entry that link names and reports true, if that
+// entry points back at link, as Find would find it; else it changes
+// nothing and reports false. The bucket's last entry moves into the hole
+// and its Link is rewritten; link itself is left as it was, for the
+// caller to unlink or link elsewhere. A caller that wants the entry reads
+// it first. O(1). It checks the entry itself, rather than trusting a Find
+// before it, so that a cancel looks its chunk up once
+// (BenchmarkScheduleCancel in bench/).
+func (s *Store[V]) Remove(link *Link) bool {
 	c, i := link.Chunk, link.Index
+	if uint(c-1) >= uint(len(s.chunks)) {
+		return false
+	}
 	ch := &s.chunks[c-1]
+	if uint(i) >= uint(len(ch.entries)) || ch.entries[i].Link != link {
+		return false
+	}
 	bucket := int(ch.bucket)
 	b := &s.buckets[bucket]
 	t := b.tail
@@ -343,6 +353,7 @@ func (s *Store[V]) Remove(link *Link) {
 		moved.Link.Chunk, moved.Link.Index = c, i
 	}
 	es[last] = Entry[V]{}
+	return true
 }
 
 // Pop removes and returns the last entry of bucket, which must not be

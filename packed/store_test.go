@@ -83,7 +83,7 @@ func TestStoreRandom(t *testing.T) {
 			b := s.BucketOf(l)
 			require.Equal(t, in[id]-1, b)
 			require.Equal(t, id, e.Value)
-			s.Remove(l)
+			require.True(t, s.Remove(l))
 			count[b]--
 			require.Equal(t, count[b] == 0, s.Empty(b))
 			*l, in[id] = Link{}, 0
@@ -165,6 +165,14 @@ func TestStoreRandom(t *testing.T) {
 			if (e != nil) != (in[id] != 0) || e != nil && (s.BucketOf(&links[id]) != in[id]-1 || e.Value != id) {
 				t.Fatalf("step %d: link %d found %v, want bucket %d", step, id, e != nil, in[id]-1)
 			}
+		}
+		// Remove refuses, changing nothing, what Find does not find: an
+		// unlinked Link, and a copy of a linked one, which its entry does
+		// not point back at.
+		id = r.IntN(len(links))
+		copied := links[id]
+		if s.Remove(&copied) || in[id] == 0 && s.Remove(&links[id]) {
+			t.Fatalf("step %d: Remove took a link that Find does not find", step)
 		}
 	}
 }
