@@ -12,6 +12,9 @@ func (s *Store[V]) Check() error {
 	all := 0
 	for b, bk := range s.buckets {
 		t, entries := bk.tail, 0
+		if t == 0 && bk.live != nil {
+			return fmt.Errorf("bucket %d: no tail, but %d live entries of %d", b, len(bk.live), cap(bk.live))
+		}
 		for c := t; c != 0; {
 			if c > uint32(len(s.chunks)) {
 				return fmt.Errorf("bucket %d: chunk %d of %d", b, c, len(s.chunks))
@@ -21,22 +24,33 @@ func (s *Store[V]) Check() error {
 				return fmt.Errorf("bucket %d: chunk %d also in %d", b, c, owner[c-1])
 			}
 			owner[c-1] = 1 + b
-			n, k := len(ch.entries), sizeOf(cap(ch.entries))
+			live, k := ch.entries, sizeOf(cap(ch.entries))
+			if c == t {
+				live = bk.live
+			}
+			n := len(live)
 			total[min(max(k, 0), sizes-1)]++
 			switch {
 			case int(ch.bucket) != b:
 				return fmt.Errorf("bucket %d: chunk %d says bucket %d", b, c, ch.bucket)
-			case cap(ch.entries) < FirstChunk<<k || k >= sizes:
-				return fmt.Errorf("bucket %d: chunk %d has capacity %d", b, c, cap(ch.entries))
+			case cap(ch.entries) < FirstChunk<<k || k >= sizes || len(ch.entries) != cap(ch.entries):
+				return fmt.Errorf("bucket %d: chunk %d has %d of %d places", b, c, len(ch.entries), cap(ch.entries))
+			case cap(live) != cap(ch.entries) || &live[:1][0] != &ch.entries[0]:
+				return fmt.Errorf("bucket %d: its live entries are not its tail chunk %d's", b, c)
 			case n == 0 && (c != t || bk.len != 0 || ch.prev != 0 || k != 0):
 				return fmt.Errorf("bucket %d: chunk %d is empty", b, c)
 			case c != t && n != cap(ch.entries):
 				return fmt.Errorf("bucket %d: chunk %d, not the tail, holds %d of %d", b, c, n, cap(ch.entries))
 			}
-			for i := range ch.entries {
-				e := &ch.entries[i]
+			for i := range live {
+				e := &live[i]
 				if e.Link == nil || e.Link.Chunk != c || e.Link.Index != uint32(i) {
 					return fmt.Errorf("bucket %d chunk %d index %d: link %+v", b, c, i, e.Link)
+				}
+			}
+			for _, e := range ch.entries[n:] {
+				if e.Link != nil {
+					return fmt.Errorf("bucket %d: chunk %d keeps an entry reachable past its last", b, c)
 				}
 			}
 			entries += n
@@ -67,10 +81,10 @@ func (s *Store[V]) Check() error {
 			switch {
 			case owner[c-1] != 0:
 				return fmt.Errorf("free list %d: chunk %d also in %d", k, c, owner[c-1])
-			case ch.bucket != -1 || len(ch.entries) != 0 || sizeOf(cap(ch.entries)) != k:
+			case ch.bucket != -1 || len(ch.entries) != cap(ch.entries) || sizeOf(cap(ch.entries)) != k:
 				return fmt.Errorf("free list %d: chunk %d of bucket %d, %d entries of %d", k, c, ch.bucket, len(ch.entries), cap(ch.entries))
 			}
-			for _, e := range ch.entries[:cap(ch.entries)] {
+			for _, e := range ch.entries {
 				if e.Link != nil {
 					return fmt.Errorf("free list %d: chunk %d keeps an entry reachable", k, c)
 				}

@@ -100,8 +100,10 @@ type Entry[V any] struct {
 
 // chunk is one array of a bucket's entries, or a free one.
 type chunk[V any] struct {
-	// entries holds the chunk's entries; its capacity is the chunk's size,
-	// and nil means the array went back to the garbage collector.
+	// entries is the chunk's whole array, its length its size, and nil
+	// once the array went back to the garbage collector. Which of a tail
+	// chunk's places are in use its bucket's live says; the others are
+	// zero, as are all of a free chunk's.
 	entries []Entry[V]
 	// bucket is the bucket the chunk belongs to, or -1 while it is free.
 	bucket int32
@@ -126,6 +128,8 @@ type freeList struct {
 //
 //	every chunk of a bucket but its tail is full, and none is empty but
 //	    the first chunk, of FirstChunk entries, that an empty bucket keeps
+//	bucket.live is the tail chunk's array up to its last entry, nil for
+//	    no tail; the places after it, and all a free chunk's, are zero
 //	bucket.len counts the entries of its chunks, and len those of all
 //	occupied has the bit of every bucket with entries, and no other; marked
 //	    has no bit of an empty bucket
@@ -137,7 +141,7 @@ type freeList struct {
 // The zero value has no buckets; Init makes them. A Store must not be
 // copied after first use: Links record positions in its chunks.
 type Store[V any] struct {
-	buckets []bucket
+	buckets []bucket[V]
 	// occupied has bit b%64 of word b/64 set when bucket b holds entries,
 	// for its owner to find the next bucket to visit (Occupied).
 	occupied []uint64
@@ -152,7 +156,14 @@ type Store[V any] struct {
 }
 
 // bucket is where a bucket's chunks end and how many entries they hold.
-type bucket struct {
+type bucket[V any] struct {
+	// live is the entries of the tail chunk: its array up to the
+	// bucket's last entry. Kept here, beside tail, so that pushing or
+	// taking out a bucket's last entry reads and writes no chunk, whose
+	// own slice, its whole array, stays as it is (BenchmarkExpire and
+	// BenchmarkScheduleCancel in bench/, which push and take out an
+	// entry or more per op).
+	live []Entry[V]
 	tail uint32 // its last chunk plus one; 0 for none
 	len  uint32 // its entries
 }
@@ -162,7 +173,7 @@ type bucket struct {
 func (s *Store[V]) Init(n int) {
 	words := (n + 63) / 64
 	bits := make([]uint64, 2*words)
-	*s = Store[V]{buckets: make([]bucket, n), occupied: bits[:words:words], marked: bits[words:]}
+	*s = Store[V]{buckets: make([]bucket[V], n), occupied: bits[:words:words], marked: bits[words:]}
 }
 
 // Buckets returns the number of buckets. O(1).
@@ -197,19 +208,15 @@ func (s *Store[V]) Marked(bucket int) bool { return s.marked[bucket>>6]>>(bucket
 // bucket needs a new chunk and no free one is left.
 func (s *Store[V]) Push(bucket int, link *Link, deadline uint64, v V) {
 	b := &s.buckets[bucket]
-	if t := b.tail; t != 0 {
-		c := &s.chunks[t-1]
-		if n := len(c.entries); n < cap(c.entries) {
-			es := c.entries[:n+1] // whose length spares es[n] a bounds check
-			es[n] = Entry[V]{Deadline: deadline, Link: link, Value: v}
-			c.entries = es
-			*link = Link{Deadline: deadline, Chunk: t, Index: uint32(n)}
-			s.len++
-			if b.len++; b.len == 1 {
-				s.occupied[bucket>>6] |= 1 << (bucket & 63)
-			}
-			return
+	if n := len(b.live); n < cap(b.live) {
+		b.live = b.live[:n+1] // a store of the length alone
+		b.live[n] = Entry[V]{Deadline: deadline, Link: link, Value: v}
+		*link = Link{Deadline: deadline, Chunk: b.tail, Index: uint32(n)}
+		s.len++
+		if b.len++; b.len == 1 {
+			s.occupied[bucket>>6] |= 1 << (bucket & 63)
 		}
+		return
 	}
 	s.pushChunk(bucket, link, deadline, v)
 }
@@ -226,10 +233,10 @@ func (s *Store[V]) pushChunk(bucket int, link *Link, deadline uint64, v V) {
 	c := s.take(s.nearestFree(size))
 	ch := &s.chunks[c-1]
 	ch.bucket, ch.prev = int32(bucket), t
-	ch.entries = append(ch.entries, Entry[V]{Deadline: deadline, Link: link, Value: v})
+	ch.entries[0] = Entry[V]{Deadline: deadline, Link: link, Value: v}
 	*link = Link{Deadline: deadline, Chunk: c, Index: 0}
 	b := &s.buckets[bucket]
-	b.tail = c
+	b.tail, b.live = c, ch.entries[:1]
 	s.len++
 	if b.len++; b.len == 1 {
 		s.occupied[bucket>>6] |= 1 << (bucket & 63)
@@ -286,7 +293,8 @@ func (s *Store[V]) newChunk(size int) uint32 {
 	}
 	// Rounded up to the allocator's size class, which would be wasted
 	// otherwise: the capacity stays below the next size's.
-	s.chunks[c-1].entries = slices.Grow([]Entry[V](nil), FirstChunk<<size)
+	es := slices.Grow([]Entry[V](nil), FirstChunk<<size)
+	s.chunks[c-1].entries = es[:cap(es)]
 	return c
 }
 
@@ -329,9 +337,7 @@ func (s *Store[V]) Remove(link *Link) bool {
 	}
 	bucket := int(ch.bucket)
 	b := &s.buckets[bucket]
-	t := b.tail
-	tail := &s.chunks[t-1]
-	es := tail.entries
+	es := b.live
 	last := len(es) - 1
 	// The counts, and the chunk's freeing, before the entries are
 	// written: a store of an entry, which holds pointers, is a write
@@ -339,11 +345,11 @@ func (s *Store[V]) Remove(link *Link) bool {
 	// compiler keeps on the stack, on every call. Done last, the counts
 	// kept several values there (BenchmarkScheduleCancel in bench/, a
 	// cancel per op).
-	tail.entries = es[:last]
+	b.live = b.live[:last]
 	b.len--
 	s.len--
 	if last == 0 {
-		s.dropTail(bucket, b, t)
+		s.dropTail(bucket, b)
 	}
 	// The bucket's last entry is the one removed when it links back to
 	// link, as no other entry does; es keeps its array when its chunk is
@@ -365,16 +371,14 @@ func (s *Store[V]) Remove(link *Link) bool {
 // it.
 func (s *Store[V]) Pop(bucket int) Entry[V] {
 	b := &s.buckets[bucket]
-	t := b.tail
-	tail := &s.chunks[t-1]
-	last := len(tail.entries) - 1
-	e := tail.entries[last]
-	tail.entries[last] = Entry[V]{}
-	tail.entries = tail.entries[:last]
+	last := len(b.live) - 1
+	e := b.live[last]
+	b.live[last] = Entry[V]{}
+	b.live = b.live[:last]
 	b.len--
 	s.len--
 	if last == 0 {
-		s.dropTail(bucket, b, t)
+		s.dropTail(bucket, b)
 	}
 	return e
 }
@@ -387,15 +391,13 @@ func (s *Store[V]) Pop(bucket int) Entry[V] {
 // does, and frees the chunk if it empties, as Pop would. O(n).
 func (s *Store[V]) Cut(bucket, n int) {
 	b := &s.buckets[bucket]
-	t := b.tail
-	tail := &s.chunks[t-1]
-	last := len(tail.entries) - n
-	clear(tail.entries[last:])
-	tail.entries = tail.entries[:last]
+	last := len(b.live) - n
+	clear(b.live[last:])
+	b.live = b.live[:last]
 	b.len -= uint32(n)
 	s.len -= n
 	if last == 0 {
-		s.dropTail(bucket, b, t)
+		s.dropTail(bucket, b)
 	}
 }
 
@@ -409,17 +411,15 @@ func (s *Store[V]) PopEach(bucket, n int, f func(V)) int {
 	b := &s.buckets[bucket] // s.buckets never grows; s.chunks may, in f
 	i := 0
 	for ; i < n && b.len != 0; i++ {
-		t := b.tail
-		tail := &s.chunks[t-1]
-		es := tail.entries
+		es := b.live
 		last := len(es) - 1
-		tail.entries = es[:last]
+		b.live = b.live[:last]
 		b.len--
 		s.len--
 		if last == 0 {
 			// dropTail, written out: a bucket of a few timers that fires
 			// empties its first chunk at nearly every one.
-			if tail.prev != 0 || cap(tail.entries) >= 2*FirstChunk {
+			if t := b.tail; s.chunks[t-1].prev != 0 || cap(es) >= 2*FirstChunk {
 				s.freeTail(b, t)
 			}
 			if b.len == 0 {
@@ -439,12 +439,12 @@ func (s *Store[V]) PopEach(bucket, n int, f func(V)) int {
 	return i
 }
 
-// dropTail is what Remove, Pop, Cut and PopEach do when they empty t, the
+// dropTail is what Remove, Pop, Cut and PopEach do when they empty the
 // tail chunk of bucket b: the chunk goes to its free list, unless it is the
 // first chunk, of FirstChunk entries, which the bucket keeps; the bucket,
 // if that leaves it empty, leaves the occupancy bitmap and loses its mark.
-func (s *Store[V]) dropTail(bucket int, b *bucket, t uint32) {
-	if ch := &s.chunks[t-1]; ch.prev != 0 || cap(ch.entries) >= 2*FirstChunk {
+func (s *Store[V]) dropTail(bucket int, b *bucket[V]) {
+	if t := b.tail; s.chunks[t-1].prev != 0 || cap(b.live) >= 2*FirstChunk {
 		s.freeTail(b, t)
 	}
 	if b.len == 0 {
@@ -459,10 +459,14 @@ func (s *Store[V]) emptied(bucket int) {
 	s.marked[bucket>>6] &^= 1 << (bucket & 63)
 }
 
-// freeTail puts b's emptied tail chunk t on its free list.
-func (s *Store[V]) freeTail(b *bucket, t uint32) {
+// freeTail puts b's emptied tail chunk t on its free list; the chunk
+// before it, full, becomes the tail.
+func (s *Store[V]) freeTail(b *bucket[V], t uint32) {
 	ch := &s.chunks[t-1]
-	b.tail = ch.prev
+	b.tail, b.live = ch.prev, nil
+	if ch.prev != 0 {
+		b.live = s.chunks[ch.prev-1].entries
+	}
 	s.putFree(sizeOf(cap(ch.entries)), t)
 }
 
@@ -543,6 +547,9 @@ func (s *Store[V]) Tail(bucket int) uint32 { return s.buckets[bucket].tail }
 // O(1).
 func (s *Store[V]) Chunk(c uint32) (entries []Entry[V], prev uint32) {
 	ch := &s.chunks[c-1]
+	if b := &s.buckets[ch.bucket]; b.tail == c {
+		return b.live, ch.prev
+	}
 	return ch.entries, ch.prev
 }
 
