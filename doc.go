@@ -104,6 +104,6 @@
 //	                                         O(n·levels) Wheel
 //	NextExpiry                               O(levels) Wheel; O(timers in the
 //	                                         buckets it visits) Hashed
-//	NewHashed                                O(Slots), about 8 bytes a slot
+//	NewHashed                                O(Slots), about 32 bytes a slot
 //	Clock methods                            O(1), no allocation
 package packwheel

@@ -21,7 +21,7 @@ type HashedOptions struct {
 	// Slots is the number of buckets, a power of two from 1 to 1<<24; zero
 	// means DefaultHashedSlots. A timer waits in bucket deadline%Slots for
 	// as many revolutions as it needs, so more slots mean fewer timers to
-	// compare per tick and more memory (8 bytes and 1 bit per slot, and
+	// compare per tick and more memory (32 bytes and 2 bits per slot, and
 	// the first chunk a bucket keeps once it has held a timer: 4 entries).
 	Slots int
 }
@@ -72,7 +72,8 @@ type Hashed[V any] struct {
 
 // NewHashed returns an empty hashed wheel at tick 0. Unlike a zero Hashed,
 // it allocates its buckets up front, so that first use does not pay for
-// them: O(Slots), about 8 bytes a slot (33 KB for DefaultHashedSlots). It panics with an error matching ErrMisuse, whose
+// them: O(Slots), about 32 bytes a slot (132 KB for DefaultHashedSlots;
+// TestHashedMemoryPerSlot). It panics with an error matching ErrMisuse, whose
 // message names the option, if opts is invalid.
 func NewHashed[V any](opts HashedOptions) *Hashed[V] {
 	n := opts.Slots

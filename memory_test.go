@@ -76,6 +76,19 @@ func TestHolderSize(t *testing.T) {
 	require.Equal(t, uintptr(16), unsafe.Sizeof(Holder{}))
 }
 
+// TestHashedMemoryPerSlot pins what NewHashed's documentation says a slot
+// costs: its bucket, 32 bytes (the slice of its tail chunk's live entries
+// and two counts), and two bits.
+func TestHashedMemoryPerSlot(t *testing.T) {
+	const slots = 1 << 16
+	base := heapInUse()
+	w := NewHashed[uint64](HashedOptions{Slots: slots})
+	perSlot := float64(heapInUse()-base) / slots
+	t.Logf("%.2f bytes a slot", perSlot)
+	require.InDelta(t, 32.25, perSlot, 0.5)
+	runtime.KeepAlive(w)
+}
+
 // TestMemoryAfterBurstWithSurvivors checks that a burst which fires gives its
 // memory back even when long-lived timers share its buckets.
 func TestMemoryAfterBurstWithSurvivors(t *testing.T) {
