@@ -290,15 +290,16 @@ func (w *Hashed[V]) NextExpiry(limit uint64) uint64 {
 		if !ok {
 			break
 		}
-		for c := w.s.entries.Tail(w.bucketFor(t)); c != 0; {
-			es, prev := w.s.entries.Chunk(c)
+		for es, prev := w.s.entries.Tail(w.bucketFor(t)); ; es, prev = w.s.entries.Chunk(prev) {
 			for i := range es {
 				if es[i].Deadline == t {
 					return t
 				}
 				earliest = min(earliest, es[i].Deadline)
 			}
-			c = prev
+			if prev == 0 {
+				break
+			}
 		}
 		from = t + 1
 	}
@@ -311,16 +312,16 @@ func (w *Hashed[V]) NextExpiry(limit uint64) uint64 {
 // with due false, one not to: NextExpiry asks whether timers of tick t are
 // left, gather whether every timer of the bucket is due.
 func (w *Hashed[V]) holds(bucket int, t uint64, due bool) bool {
-	for c := w.s.entries.Tail(bucket); c != 0; {
-		es, prev := w.s.entries.Chunk(c)
+	for es, prev := w.s.entries.Tail(bucket); ; es, prev = w.s.entries.Chunk(prev) {
 		for i := range es {
 			if (es[i].Deadline == t) == due {
 				return true
 			}
 		}
-		c = prev
+		if prev == 0 {
+			return false
+		}
 	}
-	return false
 }
 
 // nextOccupied returns the first tick in [from, to] whose bucket is
@@ -425,8 +426,7 @@ func (w *Hashed[V]) gather(t uint64, work *int, limit int) bool {
 	// last says that every entry after e has left: e is the bucket's last,
 	// which Pop takes without reading its holder, as Remove would.
 	last := true
-	for c := w.s.entries.Tail(bucket); c != 0; {
-		es, prev := w.s.entries.Chunk(c)
+	for es, prev := w.s.entries.Tail(bucket); ; es, prev = w.s.entries.Chunk(prev) {
 		for i := len(es) - 1; i >= 0; i-- {
 			e := &es[i]
 			if e.Deadline != t {
@@ -463,7 +463,8 @@ func (w *Hashed[V]) gather(t uint64, work *int, limit int) bool {
 			}
 			w.s.entries.Push(to, moved.Link, d, moved.Value)
 		}
-		c = prev
+		if prev == 0 {
+			return true
+		}
 	}
-	return true
 }

@@ -52,31 +52,31 @@ func checkStore[V any](s *store[V], inCallback bool, placed func(bucket int, e *
 		if s.entries.Len(bucket) != lenOf(s, bucket) {
 			return fmt.Errorf("bucket %d: length %d, entries %d", bucket, s.entries.Len(bucket), lenOf(s, bucket))
 		}
-		for c := s.entries.Tail(bucket); c != 0; {
-			es, prev := s.entries.Chunk(c)
-			c = prev
+		for es, prev := s.entries.Tail(bucket); ; es, prev = s.entries.Chunk(prev) {
 			n += len(es)
-			if !entries {
-				continue
+			if entries {
+				for i := range es {
+					e := &es[i]
+					l := e.Link
+					switch found := s.entries.Find(l); {
+					case found != e || s.entries.BucketOf(l) != bucket:
+						return fmt.Errorf("bucket %d index %d of the chunk before chunk %d: holder finds another entry or bucket", bucket, i, prev)
+					case l.Deadline < e.Deadline:
+						return fmt.Errorf("bucket %d: holder deadline %d before entry's %d", bucket, l.Deadline, e.Deadline)
+					case e.Deadline < s.now:
+						return fmt.Errorf("bucket %d: deadline %d before now %d", bucket, e.Deadline, s.now)
+					case l.Deadline != e.Deadline && !s.mayPostpone(bucket):
+						return fmt.Errorf("bucket %d: timer postponed in place to %d, from %d", bucket, l.Deadline, e.Deadline)
+					case l.Deadline != e.Deadline && !s.entries.Marked(bucket):
+						return fmt.Errorf("bucket %d: timer postponed in place to %d, from %d, and the bucket is not marked", bucket, l.Deadline, e.Deadline)
+					}
+					if err := placed(bucket, e); err != nil {
+						return fmt.Errorf("bucket %d deadline %d now %d: %w", bucket, e.Deadline, s.now, err)
+					}
+				}
 			}
-			for i := range es {
-				e := &es[i]
-				l := e.Link
-				switch found := s.entries.Find(l); {
-				case found != e || s.entries.BucketOf(l) != bucket:
-					return fmt.Errorf("bucket %d chunk %d index %d: holder finds another entry or bucket", bucket, c, i)
-				case l.Deadline < e.Deadline:
-					return fmt.Errorf("bucket %d: holder deadline %d before entry's %d", bucket, l.Deadline, e.Deadline)
-				case e.Deadline < s.now:
-					return fmt.Errorf("bucket %d: deadline %d before now %d", bucket, e.Deadline, s.now)
-				case l.Deadline != e.Deadline && !s.mayPostpone(bucket):
-					return fmt.Errorf("bucket %d: timer postponed in place to %d, from %d", bucket, l.Deadline, e.Deadline)
-				case l.Deadline != e.Deadline && !s.entries.Marked(bucket):
-					return fmt.Errorf("bucket %d: timer postponed in place to %d, from %d, and the bucket is not marked", bucket, l.Deadline, e.Deadline)
-				}
-				if err := placed(bucket, e); err != nil {
-					return fmt.Errorf("bucket %d deadline %d now %d: %w", bucket, e.Deadline, s.now, err)
-				}
+			if prev == 0 {
+				break
 			}
 		}
 	}
@@ -239,23 +239,24 @@ func (w *Hashed[V]) nextWork() uint64 {
 // forEachEntry calls f with every entry of s and its bucket.
 func forEachEntry[V any](s *store[V], f func(bucket int, e *packed.Entry[V])) {
 	for bucket := range s.entries.Buckets() {
-		for c := s.entries.Tail(bucket); c != 0; {
-			es, prev := s.entries.Chunk(c)
+		for es, prev := s.entries.Tail(bucket); ; es, prev = s.entries.Chunk(prev) {
 			for i := range es {
 				f(bucket, &es[i])
 			}
-			c = prev
+			if prev == 0 {
+				break
+			}
 		}
 	}
 }
 
 // lenOf counts the entries of bucket in its chunks.
 func lenOf[V any](s *store[V], bucket int) int {
-	n := 0
-	for c := s.entries.Tail(bucket); c != 0; {
-		es, prev := s.entries.Chunk(c)
+	es, prev := s.entries.Tail(bucket)
+	n := len(es)
+	for prev != 0 {
+		es, prev = s.entries.Chunk(prev)
 		n += len(es)
-		c = prev
 	}
 	return n
 }

@@ -495,7 +495,7 @@ func (w *Wheel[V]) cascade(bucket int, work *int, limit int) bool {
 	// another slot) and never moves a chunk's array, so es stays valid
 	// (TestWheelRandom fails when a wrong deadline sends a timer there).
 	for !w.s.entries.Empty(bucket) {
-		es, _ := w.s.entries.Chunk(w.s.entries.Tail(bucket))
+		es, _ := w.s.entries.Tail(bucket)
 		i := len(es)
 		for ; i > 0 && *work < limit; i-- {
 			e := &es[i-1]

@@ -51,12 +51,13 @@ func ExampleStore_Push() {
 	for i := range links {
 		s.Push(0, &links[i], 0, i)
 	}
-	for c := s.Tail(0); c != 0; {
-		es, prev := s.Chunk(c)
+	for es, prev := s.Tail(0); ; es, prev = s.Chunk(prev) {
 		// Each chunk's size is the allocator's size class for it: on a
 		// 64-bit platform with int values, exactly 4, 8 and 16.
 		fmt.Println("chunk holds", len(es))
-		c = prev
+		if prev == 0 {
+			break
+		}
 	}
 	for !s.Empty(0) {
 		s.Pop(0)
@@ -81,7 +82,7 @@ func ExampleStore_Cut() {
 		s.Push(0, &t.link, uint64(i), t)
 	}
 	for !s.Empty(0) {
-		es, _ := s.Chunk(s.Tail(0))
+		es, _ := s.Tail(0)
 		for i := len(es) - 1; i >= 0; i-- {
 			e := &es[i]
 			s.Push(1+int(e.Deadline%2), e.Link, e.Deadline, e.Value) // even to 1, odd to 2

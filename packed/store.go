@@ -537,19 +537,24 @@ func swapBits(words []uint64, a, b int) {
 	words[b>>6] ^= (x ^ y) << (b & 63)
 }
 
-// Tail returns the number of bucket's last chunk, plus one, or 0 if it
-// has none: where a scan of the bucket, last entry first, starts. O(1).
-func (s *Store[V]) Tail(bucket int) uint32 { return s.buckets[bucket].tail }
+// Tail returns the entries of bucket's last chunk, where a scan of the
+// bucket, last entry first, starts, and the number of the chunk before it,
+// 0 if there is none. The slice aliases the chunk and is valid until the
+// store next changes. O(1).
+func (s *Store[V]) Tail(bucket int) (entries []Entry[V], prev uint32) {
+	b := &s.buckets[bucket]
+	if b.tail == 0 {
+		return nil, 0
+	}
+	return b.live, s.chunks[b.tail-1].prev
+}
 
-// Chunk returns the entries of chunk c, a number Tail or Chunk returned,
-// and the number of the chunk before it in its bucket, 0 at the first.
-// The slice aliases the chunk and is valid until the store next changes.
-// O(1).
+// Chunk returns the entries of chunk c, a number Tail or Chunk returned as
+// prev, and the number of the chunk before it in its bucket, 0 at the
+// first. Such a chunk is full. The slice aliases the chunk and is valid
+// until the store next changes. O(1).
 func (s *Store[V]) Chunk(c uint32) (entries []Entry[V], prev uint32) {
 	ch := &s.chunks[c-1]
-	if b := &s.buckets[ch.bucket]; b.tail == c {
-		return b.live, ch.prev
-	}
 	return ch.entries, ch.prev
 }
 

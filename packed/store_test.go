@@ -112,7 +112,7 @@ func TestStoreRandom(t *testing.T) {
 			if s.Empty(from) || from == to {
 				continue
 			}
-			es, _ := s.Chunk(s.Tail(from))
+			es, _ := s.Tail(from)
 			n := 1 + r.IntN(len(es))
 			for i := len(es) - 1; i >= len(es)-n; i-- {
 				e := &es[i]
@@ -188,12 +188,10 @@ func TestChunkSizes(t *testing.T) {
 	for n := range links {
 		s.Push(0, &links[n], 0, n)
 		spare, places := 0, 0
-		tail, _ := s.Chunk(s.Tail(0))
-		for c := s.Tail(0); c != 0; {
-			es, prev := s.Chunk(c)
+		tail, _ := s.Tail(0)
+		for _, es := range chunksOf(&s, 0) {
 			spare += cap(es) - len(es)
 			places += cap(es)
-			c = prev
 		}
 		require.Less(t, spare, cap(tail))
 		require.LessOrEqual(t, cap(tail), MaxChunk+MaxChunk/4)
@@ -212,10 +210,7 @@ func TestReleaseAfterAPeriod(t *testing.T) {
 	for i := range links {
 		s.Push(0, &links[i], 0, i)
 	}
-	chunks := 0
-	for c := s.Tail(0); c != 0; _, c = s.Chunk(c) {
-		chunks++
-	}
+	chunks := len(chunksOf(&s, 0))
 	for !s.Empty(0) { // a burst drains; the bucket keeps its first chunk
 		s.Pop(0)
 	}
@@ -235,8 +230,7 @@ func TestReleaseAfterAPeriod(t *testing.T) {
 	free, released = s.Free()
 	require.Zero(t, free)
 	require.Equal(t, chunks-3, released)
-	for c := s.Tail(1); c != 0; _, c = s.Chunk(c) {
-		es, _ := s.Chunk(c)
+	for _, es := range chunksOf(&s, 1) {
 		require.Less(t, cap(es), 32, "the bucket took the sizes it needed")
 	}
 	require.NoError(t, s.Check())
@@ -298,12 +292,22 @@ func TestNearestFreeSize(t *testing.T) {
 	for i := range 40 {
 		s.Push(2, &links[i], 0, i)
 	}
-	for c := s.Tail(2); c != 0; _, c = s.Chunk(c) {
-		es, _ := s.Chunk(c)
+	for _, es := range chunksOf(&s, 2) {
 		got = append([]int{FirstChunk << sizeOf(cap(es))}, got...) // rounded up by the allocator
 	}
 	require.Equal(t, []int{8, 16, 8, 16}, got)
 	free, _ := s.Free()
 	require.Zero(t, free)
 	require.NoError(t, s.Check())
+}
+
+// chunksOf returns the entries of bucket's chunks, its tail's first.
+func chunksOf[V any](s *Store[V], bucket int) [][]Entry[V] {
+	es, prev := s.Tail(bucket)
+	chunks := [][]Entry[V]{es}
+	for prev != 0 {
+		es, prev = s.Chunk(prev)
+		chunks = append(chunks, es)
+	}
+	return chunks
 }
