@@ -453,7 +453,7 @@ func (w *Hashed[V]) gather(t uint64, work *int, limit int) bool {
 			}
 			// The entry moved into es[i], if any, was seen; es stays valid
 			// for the entries before i, which this removal does not move,
-			// and chunk c is freed only once it is empty, at i == 0.
+			// and its chunk is freed only once it is empty, at i == 0.
 			var moved packed.Entry[V]
 			if last {
 				moved = w.s.entries.Pop(bucket)

@@ -60,7 +60,7 @@ func checkStore[V any](s *store[V], inCallback bool, placed func(bucket int, e *
 					l := e.Link
 					switch found := s.entries.Find(l); {
 					case found != e || s.entries.BucketOf(l) != bucket:
-						return fmt.Errorf("bucket %d index %d of the chunk before chunk %d: holder finds another entry or bucket", bucket, i, prev)
+						return fmt.Errorf("bucket %d index %d of the chunk after chunk %d (0: the first): holder finds another entry or bucket", bucket, i, prev)
 					case l.Deadline < e.Deadline:
 						return fmt.Errorf("bucket %d: holder deadline %d before entry's %d", bucket, l.Deadline, e.Deadline)
 					case e.Deadline < s.now:

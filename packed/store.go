@@ -323,19 +323,15 @@ func (s *Store[V]) BucketOf(link *Link) int { return int(s.chunks[link.Chunk-1].
 // nothing and reports false. The bucket's last entry moves into the hole
 // and its Link is rewritten; link itself is left as it was, for the
 // caller to unlink or link elsewhere. A caller that wants the entry reads
-// it first. O(1). It checks the entry itself, rather than trusting a Find
-// before it, so that a cancel looks its chunk up once
+// it first. O(1). It makes Find's check itself, rather than trusting a
+// Find before it, so that a cancel looks its chunk up once
 // (BenchmarkScheduleCancel in bench/).
 func (s *Store[V]) Remove(link *Link) bool {
-	c, i := link.Chunk, link.Index
-	if uint(c-1) >= uint(len(s.chunks)) {
+	e := s.Find(link)
+	if e == nil {
 		return false
 	}
-	ch := &s.chunks[c-1]
-	if uint(i) >= uint(len(ch.entries)) || ch.entries[i].Link != link {
-		return false
-	}
-	bucket := int(ch.bucket)
+	bucket := s.BucketOf(link)
 	b := &s.buckets[bucket]
 	es := b.live
 	last := len(es) - 1
@@ -355,8 +351,8 @@ func (s *Store[V]) Remove(link *Link) bool {
 	// link, as no other entry does; es keeps its array when its chunk is
 	// freed.
 	if moved := &es[last]; moved.Link != link {
-		ch.entries[i] = *moved
-		moved.Link.Chunk, moved.Link.Index = c, i
+		*e = *moved
+		moved.Link.Chunk, moved.Link.Index = link.Chunk, link.Index
 	}
 	es[last] = Entry[V]{}
 	return true
