@@ -130,7 +130,7 @@ type freeList struct {
 //	    the first chunk, of FirstChunk entries, that an empty bucket keeps
 //	bucket.live is the tail chunk's array up to its last entry, nil for
 //	    no tail; the places after it, and all a free chunk's, are zero
-//	bucket.len counts the entries of its chunks, and len those of all
+//	len counts the entries of all buckets
 //	occupied has the bit of every bucket with entries, and no other; marked
 //	    has no bit of an empty bucket
 //	every chunk belongs to exactly one bucket, one free list or the blanks
@@ -155,7 +155,11 @@ type Store[V any] struct {
 	nblank int
 }
 
-// bucket is where a bucket's chunks end and how many entries they hold.
+// bucket is where a bucket's chunks end. It keeps no count of its
+// entries: by the invariants its live entries are empty only when it holds
+// none, which is all the store and a wheel need to know (Empty), and a
+// count kept beside them cost a store in every push and removal
+// (BenchmarkScheduleCancel and BenchmarkExpire in bench/).
 type bucket[V any] struct {
 	// live is the entries of the tail chunk: its array up to the
 	// bucket's last entry. Kept here, beside tail, so that pushing or
@@ -165,7 +169,6 @@ type bucket[V any] struct {
 	// entry or more per op).
 	live []Entry[V]
 	tail uint32 // its last chunk plus one; 0 for none
-	len  uint32 // its entries
 }
 
 // Init makes n empty buckets, numbered 0 to n-1, and forgets any entries.
@@ -179,11 +182,22 @@ func (s *Store[V]) Init(n int) {
 // Buckets returns the number of buckets. O(1).
 func (s *Store[V]) Buckets() int { return len(s.buckets) }
 
-// Empty reports whether bucket holds no entries. O(1).
-func (s *Store[V]) Empty(bucket int) bool { return s.buckets[bucket].len == 0 }
+// Empty reports whether bucket holds no entries: whether its tail chunk
+// holds none, as no other chunk of a bucket is ever empty. O(1).
+func (s *Store[V]) Empty(bucket int) bool { return len(s.buckets[bucket].live) == 0 }
 
-// Len returns the number of entries in bucket. O(1).
-func (s *Store[V]) Len(bucket int) int { return int(s.buckets[bucket].len) }
+// Len returns the number of entries in bucket. O(chunks of bucket): a
+// bucket keeps no count, as its tail chunk's live entries say whether it
+// is empty, which is all a wheel asks.
+func (s *Store[V]) Len(bucket int) int {
+	es, prev := s.Tail(bucket)
+	n := len(es)
+	for prev != 0 {
+		es, prev = s.Chunk(prev)
+		n += len(es)
+	}
+	return n
+}
 
 // Entries returns the number of entries in all buckets. O(1).
 func (s *Store[V]) Entries() int { return s.len }
@@ -213,7 +227,7 @@ func (s *Store[V]) Push(bucket int, link *Link, deadline uint64, v V) {
 		b.live[n] = Entry[V]{Deadline: deadline, Link: link, Value: v}
 		*link = Link{Deadline: deadline, Chunk: b.tail, Index: uint32(n)}
 		s.len++
-		if b.len++; b.len == 1 {
+		if n == 0 {
 			s.occupied[bucket>>6] |= 1 << (bucket & 63)
 		}
 		return
@@ -238,7 +252,7 @@ func (s *Store[V]) pushChunk(bucket int, link *Link, deadline uint64, v V) {
 	b := &s.buckets[bucket]
 	b.tail, b.live = c, ch.entries[:1]
 	s.len++
-	if b.len++; b.len == 1 {
+	if t == 0 {
 		s.occupied[bucket>>6] |= 1 << (bucket & 63)
 	}
 }
@@ -342,7 +356,6 @@ func (s *Store[V]) Remove(link *Link) bool {
 	// kept several values there (BenchmarkScheduleCancel in bench/, a
 	// cancel per op).
 	b.live = b.live[:last]
-	b.len--
 	s.len--
 	if last == 0 {
 		s.dropTail(bucket, b)
@@ -371,7 +384,6 @@ func (s *Store[V]) Pop(bucket int) Entry[V] {
 	e := b.live[last]
 	b.live[last] = Entry[V]{}
 	b.live = b.live[:last]
-	b.len--
 	s.len--
 	if last == 0 {
 		s.dropTail(bucket, b)
@@ -390,7 +402,6 @@ func (s *Store[V]) Cut(bucket, n int) {
 	last := len(b.live) - n
 	clear(b.live[last:])
 	b.live = b.live[:last]
-	b.len -= uint32(n)
 	s.len -= n
 	if last == 0 {
 		s.dropTail(bucket, b)
@@ -406,11 +417,10 @@ func (s *Store[V]) Cut(bucket, n int) {
 func (s *Store[V]) PopEach(bucket, n int, f func(V)) int {
 	b := &s.buckets[bucket] // s.buckets never grows; s.chunks may, in f
 	i := 0
-	for ; i < n && b.len != 0; i++ {
+	for ; i < n && len(b.live) != 0; i++ {
 		es := b.live
 		last := len(es) - 1
 		b.live = b.live[:last]
-		b.len--
 		s.len--
 		if last == 0 {
 			// dropTail, written out: a bucket of a few timers that fires
@@ -418,7 +428,7 @@ func (s *Store[V]) PopEach(bucket, n int, f func(V)) int {
 			if t := b.tail; s.chunks[t-1].prev != 0 || cap(es) >= 2*FirstChunk {
 				s.freeTail(b, t)
 			}
-			if b.len == 0 {
+			if len(b.live) == 0 {
 				s.emptied(bucket)
 			}
 		}
@@ -443,7 +453,7 @@ func (s *Store[V]) dropTail(bucket int, b *bucket[V]) {
 	if t := b.tail; s.chunks[t-1].prev != 0 || cap(b.live) >= 2*FirstChunk {
 		s.freeTail(b, t)
 	}
-	if b.len == 0 {
+	if len(b.live) == 0 {
 		s.emptied(bucket)
 	}
 }
