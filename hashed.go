@@ -129,9 +129,12 @@ func (w *Hashed[V]) Schedule(h *Holder, deadline uint64, v V) {
 	case w.s.pushBack(h, deadline, v):
 	case h.link.Chunk == 0 && deadline > w.s.now && w.s.occupied != nil:
 		// The timer of a holder that is not scheduled, fired or cancelled
-		// say, goes straight in.
+		// say, goes straight in; TryPush inlines, and Push is for a
+		// bucket that needs a new chunk.
 		w.sweepMin = min(w.sweepMin, deadline)
-		w.s.entries.Push(w.bucketFor(deadline), &h.link, deadline, v)
+		if b := w.bucketFor(deadline); !w.s.entries.TryPush(b, &h.link, deadline, v) {
+			w.s.entries.Push(b, &h.link, deadline, v)
+		}
 	default:
 		w.set(h, deadline, v, "Schedule")
 	}
@@ -147,7 +150,9 @@ func (w *Hashed[V]) ScheduleAfter(h *Holder, delay uint64, v V) {
 	case h.link.Chunk == 0 && delay > 0 && w.s.occupied != nil:
 		// As in Schedule.
 		w.sweepMin = min(w.sweepMin, d)
-		w.s.entries.Push(w.bucketFor(d), &h.link, d, v)
+		if b := w.bucketFor(d); !w.s.entries.TryPush(b, &h.link, d, v) {
+			w.s.entries.Push(b, &h.link, d, v)
+		}
 	default:
 		w.set(h, d, v, "ScheduleAfter")
 	}
@@ -461,7 +466,9 @@ func (w *Hashed[V]) gather(t uint64, work *int, limit int) bool {
 				moved = *e
 				w.s.entries.Remove(e.Link)
 			}
-			w.s.entries.Push(to, moved.Link, d, moved.Value)
+			if !w.s.entries.TryPush(to, moved.Link, d, moved.Value) {
+				w.s.entries.Push(to, moved.Link, d, moved.Value)
+			}
 		}
 		if prev == 0 {
 			return true

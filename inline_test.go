@@ -39,6 +39,7 @@ func TestInlining(t *testing.T) {
 		`packed\.\(\*Store\[go\.shape\.[^]]+\]\)\.Find`,     // locate and pushBack
 		`packed\.\(\*Store\[go\.shape\.[^]]+\]\)\.BucketOf`, // pushBack
 		`packed\.\(\*Store\[go\.shape\.[^]]+\]\)\.Empty`,    // store.fire's loop
+		`packed\.\(\*Store\[go\.shape\.[^]]+\]\)\.TryPush`,  // Schedule, cascade, gather
 		`packed\.\(\*Store\[go\.shape\.[^]]+\]\)\.Mark`,     // pushBack, postpone
 		`packed\.\(\*Store\[go\.shape\.[^]]+\]\)\.Marked`,   // cascade, gather
 	} {

@@ -119,8 +119,11 @@ func (w *Wheel[V]) Schedule(h *Holder, deadline uint64, v V) {
 	case h.link.Chunk == 0 && deadline > w.s.now && w.s.occupied != nil:
 		// The timer of a holder that is not scheduled, fired say, goes
 		// straight in.
+		// TryPush inlines; Push is for a bucket that needs a new chunk.
 		w.unhint(deadline)
-		w.s.entries.Push(w.bucketFor(deadline), &h.link, deadline, v)
+		if b := w.bucketFor(deadline); !w.s.entries.TryPush(b, &h.link, deadline, v) {
+			w.s.entries.Push(b, &h.link, deadline, v)
+		}
 	case w.s.pushBack(h, deadline, v):
 	default:
 		w.set(h, deadline, v, "Schedule")
@@ -136,10 +139,14 @@ func (w *Wheel[V]) ScheduleAfter(h *Holder, delay uint64, v V) {
 	case h.link.Chunk == 0 && delay-1 < levelSlots-1 && w.s.occupied != nil:
 		// As in Schedule; a delay of 1 to 63 ticks is level 0's.
 		w.unhint(d)
-		w.s.entries.Push(int(d&(levelSlots-1)), &h.link, d, v)
+		if b := int(d & (levelSlots - 1)); !w.s.entries.TryPush(b, &h.link, d, v) {
+			w.s.entries.Push(b, &h.link, d, v)
+		}
 	case h.link.Chunk == 0 && delay > 0 && w.s.occupied != nil:
 		w.unhint(d)
-		w.s.entries.Push(w.bucketFor(d), &h.link, d, v)
+		if b := w.bucketFor(d); !w.s.entries.TryPush(b, &h.link, d, v) {
+			w.s.entries.Push(b, &h.link, d, v)
+		}
 	case w.s.pushBack(h, d, v):
 	default:
 		w.set(h, d, v, "ScheduleAfter")
@@ -503,7 +510,9 @@ func (w *Wheel[V]) cascade(bucket int, work *int, limit int) bool {
 			if postponed {
 				d = e.Link.Deadline
 			}
-			w.s.entries.Push(w.bucketFor(d), e.Link, d, e.Value)
+			if to := w.bucketFor(d); !w.s.entries.TryPush(to, e.Link, d, e.Value) {
+				w.s.entries.Push(to, e.Link, d, e.Value)
+			}
 			*work++
 		}
 		w.s.entries.Cut(bucket, len(es)-i)

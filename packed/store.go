@@ -221,23 +221,36 @@ func (s *Store[V]) Marked(bucket int) bool { return s.marked[bucket>>6]>>(bucket
 // records where it is and the deadline. O(1); it allocates only when the
 // bucket needs a new chunk and no free one is left.
 func (s *Store[V]) Push(bucket int, link *Link, deadline uint64, v V) {
-	b := &s.buckets[bucket]
-	if n := len(b.live); n < cap(b.live) {
-		b.live = b.live[:n+1] // a store of the length alone
-		b.live[n] = Entry[V]{Deadline: deadline, Link: link, Value: v}
-		*link = Link{Deadline: deadline, Chunk: b.tail, Index: uint32(n)}
-		s.len++
-		if n == 0 {
-			s.occupied[bucket>>6] |= 1 << (bucket & 63)
-		}
-		return
+	if !s.TryPush(bucket, link, deadline, v) {
+		s.pushChunk(bucket, link, deadline, v)
 	}
-	s.pushChunk(bucket, link, deadline, v)
+}
+
+// TryPush is Push into a bucket whose tail chunk has room, which it
+// reports true for; into any other it changes nothing and reports false,
+// and Push pushes. It is small enough to inline (TestInlining), which Push,
+// with its call for a new chunk, is not: a caller that writes
+// "if !s.TryPush(...) { s.Push(...) }" pays no call for the common case,
+// as a wheel's Schedule and its moves down a level do (BenchmarkExpire and
+// BenchmarkScheduleCancel in bench/). O(1); it never allocates.
+func (s *Store[V]) TryPush(bucket int, link *Link, deadline uint64, v V) bool {
+	b := &s.buckets[bucket]
+	n := len(b.live)
+	if n == cap(b.live) {
+		return false
+	}
+	b.live = b.live[:n+1] // a store of the length alone
+	b.live[n] = Entry[V]{Deadline: deadline, Link: link, Value: v}
+	*link = Link{Deadline: deadline, Chunk: b.tail, Index: uint32(n)}
+	s.len++
+	if n == 0 {
+		s.occupied[bucket>>6] |= 1 << (bucket & 63)
+	}
+	return true
 }
 
 // pushChunk is Push into a bucket whose tail is full or which has none: it
 // gives the bucket a new tail chunk, of the next size, and pushes there.
-// Out of line, so that Push's common case stays short.
 func (s *Store[V]) pushChunk(bucket int, link *Link, deadline uint64, v V) {
 	t := s.buckets[bucket].tail
 	size := 0

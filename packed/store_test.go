@@ -34,14 +34,28 @@ func TestStoreRandom(t *testing.T) {
 	period := 0
 	freedIn := map[uint32]int{} // per free chunk, the period it was freed in
 	fill := 4                   // of 10 operations, the pushes: waves come and go
-	// push is Push, checking that it makes a new array only when no chunk
-	// is free.
+	// push is Push, or TryPush and then Push if it refused, checking that
+	// TryPush refuses exactly when the bucket's tail chunk is full or
+	// missing, and then changes nothing, and that a new array is made only
+	// when no chunk is free.
 	push := func(step, b int, l *Link, d uint64, v int) {
 		made, anyFree := len(s.chunks)-s.nblank, false
 		for _, f := range s.free {
 			anyFree = anyFree || f.n > 0
 		}
-		s.Push(b, l, d, v)
+		if r.IntN(2) == 0 {
+			s.Push(b, l, d, v)
+		} else {
+			before, bk, n := *l, s.buckets[b], s.len
+			if room := len(bk.live) < cap(bk.live); s.TryPush(b, l, d, v) != room {
+				t.Fatalf("step %d: TryPush into bucket %d, %d of %d places used: %v", step, b, len(bk.live), cap(bk.live), !room)
+			} else if !room {
+				if *l != before || s.buckets[b].tail != bk.tail || len(s.buckets[b].live) != len(bk.live) || s.len != n {
+					t.Fatalf("step %d: TryPush refused but changed the store or the link", step)
+				}
+				s.Push(b, l, d, v)
+			}
+		}
 		if len(s.chunks)-s.nblank > made && anyFree {
 			t.Fatalf("step %d: a new array made while a chunk was free", step)
 		}
@@ -264,7 +278,9 @@ func TestStoreZeroAllocs(t *testing.T) {
 		s.Remove(l)
 		s.Push(1-b, l, 0, 0)
 		e := s.Pop(b)
-		s.Push(b, e.Link, 0, 0)
+		if !s.TryPush(b, e.Link, 0, 0) {
+			s.Push(b, e.Link, 0, 0)
+		}
 	}))
 	require.NoError(t, s.Check())
 }
