@@ -107,3 +107,21 @@ func TestQuietAdvanceFinishesMove(t *testing.T) {
 	require.True(t, far.Active())
 	require.Equal(t, 1, w.Len())
 }
+
+// TestAdvanceLimitExact checks that a bounded advance which fires exactly
+// its limit, the last of them the last timer due, reports that it caught
+// up, and one with a timer left over does not.
+func TestAdvanceLimitExact(t *testing.T) {
+	forEachWheel(t, func(t *testing.T, w Timers[*conn]) {
+		conns := make([]conn, 4)
+		for i := range conns {
+			w.Schedule(&conns[i].timer, 5+uint64(i/3), &conns[i]) // 3 at tick 5, 1 at 6
+		}
+		require.True(t, w.AdvanceLimit(5, 3, nil), "3 due, 3 allowed")
+		require.Equal(t, 1, w.Len())
+		w.Schedule(&conns[0].timer, 6, &conns[0])
+		require.False(t, w.AdvanceLimit(6, 1, nil), "2 due, 1 allowed")
+		require.True(t, w.AdvanceLimit(6, 1, nil), "1 due, 1 allowed")
+		require.Zero(t, w.Len())
+	})
+}

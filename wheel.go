@@ -369,7 +369,8 @@ func (w *Wheel[V]) advance(op string, to uint64, limit int, deliver func(V)) boo
 			}
 			continue
 		}
-		if work += w.s.fire(bucket, limit-work, deliver); !w.s.entries.Empty(bucket) {
+		// fire stops short of emptying the bucket only at the limit.
+		if work += w.s.fire(bucket, limit-work, deliver); work == limit && !w.s.entries.Empty(bucket) {
 			return false
 		}
 		if start == to {
