@@ -118,8 +118,8 @@ func (w *Wheel[V]) Schedule(h *Holder, deadline uint64, v V) {
 	switch {
 	case h.link.Chunk == 0 && deadline > w.s.now && w.s.occupied != nil:
 		// The timer of a holder that is not scheduled, fired say, goes
-		// straight in.
-		// TryPush inlines; Push is for a bucket that needs a new chunk.
+		// straight in; TryPush inlines, and Push is for a bucket that
+		// needs a new chunk.
 		w.unhint(deadline)
 		if b := w.bucketFor(deadline); !w.s.entries.TryPush(b, &h.link, deadline, v) {
 			w.s.entries.Push(b, &h.link, deadline, v)

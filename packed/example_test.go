@@ -71,6 +71,25 @@ func ExampleStore_Push() {
 	// free chunks 2
 }
 
+// TryPush pushes only into a tail chunk with room, and so can inline into
+// its caller; Push, which may take a new chunk, follows when it refuses.
+func ExampleStore_TryPush() {
+	var s packed.Store[int]
+	s.Init(1)
+	links := make([]packed.Link, 6)
+	for i := range links {
+		if !s.TryPush(0, &links[i], 0, i) {
+			fmt.Println("entry", i, "needs a new chunk")
+			s.Push(0, &links[i], 0, i)
+		}
+	}
+	fmt.Println("bucket holds", s.Len(0))
+	// Output:
+	// entry 0 needs a new chunk
+	// entry 4 needs a new chunk
+	// bucket holds 6
+}
+
 // A wheel moving a bucket's timers to other buckets reads them in place,
 // pushes each where it now belongs, which relinks it, and cuts the moved
 // entries from the tail chunk at once.
