@@ -49,7 +49,7 @@ func checkStore[V any](s *store[V], inCallback bool, placed func(bucket int, e *
 		if bit := s.occupied.has(bucket); bit != !s.entries.Empty(bucket) {
 			return fmt.Errorf("bucket %d: occupancy bit %v, empty %v", bucket, bit, s.entries.Empty(bucket))
 		}
-		if n := lenOf(s, bucket); s.entries.Empty(bucket) != (n == 0) {
+		if n := s.entries.Len(bucket); s.entries.Empty(bucket) != (n == 0) {
 			return fmt.Errorf("bucket %d: empty %v, entries %d", bucket, s.entries.Empty(bucket), n)
 		}
 		for es, prev := s.entries.Tail(bucket); ; es, prev = s.entries.Chunk(prev) {
@@ -248,15 +248,4 @@ func forEachEntry[V any](s *store[V], f func(bucket int, e *packed.Entry[V])) {
 			}
 		}
 	}
-}
-
-// lenOf counts the entries of bucket in its chunks.
-func lenOf[V any](s *store[V], bucket int) int {
-	es, prev := s.entries.Tail(bucket)
-	n := len(es)
-	for prev != 0 {
-		es, prev = s.entries.Chunk(prev)
-		n += len(es)
-	}
-	return n
 }
