@@ -133,3 +133,28 @@ func TestStaleLevel0HeirPanics(t *testing.T) {
 	require.Equal(t, 64, w.Len())
 	require.NoError(t, w.check())
 }
+
+// TestNextWorkAtBlockStart checks next's fast path (nextInBlock) at the
+// edge of Now's level-1 block: a level-0 timer due at the next block's
+// first tick shares it with the level-1 slot of that block, whose timers
+// must move down and fire at that tick too, so the fast path must leave
+// it to the walk of the levels. Both with NextExpiry's hint and without.
+func TestNextWorkAtBlockStart(t *testing.T) {
+	for _, ask := range []bool{false, true} {
+		var w Wheel[int]
+		var coarse, fine Holder
+		w.Schedule(&coarse, 128, 1) // 128 ticks away: level 1, the block at 128
+		w.Advance(100, nil)
+		w.Schedule(&fine, 128, 2) // 28 ticks away: level 0, slot 0
+		if ask {
+			require.Equal(t, uint64(128), w.NextExpiry(MaxTick))
+		}
+		var fired []int
+		w.Advance(128, func(v int) {
+			require.Equal(t, uint64(128), w.Now())
+			fired = append(fired, v)
+		})
+		require.ElementsMatch(t, []int{1, 2}, fired, "NextExpiry asked: %v", ask)
+		require.NoError(t, w.check())
+	}
+}
