@@ -56,6 +56,9 @@ func (s *Store[V]) Check() error {
 			entries += n
 			c = ch.prev
 		}
+		if first := t != 0 && s.chunks[t-1].prev == 0; bk.first != first {
+			return fmt.Errorf("bucket %d: says its tail is its first chunk: %v; it is: %v", b, bk.first, first)
+		}
 		if bit := s.occupied[b>>6]>>(b&63)&1 != 0; bit != (entries > 0) {
 			return fmt.Errorf("bucket %d: occupancy bit %v, %d entries", b, bit, entries)
 		}
@@ -67,8 +70,8 @@ func (s *Store[V]) Check() error {
 	if all != s.len {
 		return fmt.Errorf("%d entries, counted %d", all, s.len)
 	}
-	if n := len(s.buckets); n%64 != 0 && (s.occupied[n/64]|s.marked[n/64])>>(n%64) != 0 {
-		return fmt.Errorf("occupancy or mark bits past the last bucket: %x, %x", s.occupied[n/64], s.marked[n/64])
+	if n := len(s.buckets); n%64 != 0 && s.occupied[n/64]>>(n%64) != 0 {
+		return fmt.Errorf("occupancy bits past the last bucket: %x", s.occupied[n/64])
 	}
 	for k := range s.free {
 		f := &s.free[k]

@@ -128,11 +128,12 @@ type freeList struct {
 //
 //	every chunk of a bucket but its tail is full, and none is empty but
 //	    the first chunk, of FirstChunk entries, that an empty bucket keeps
+//	bucket.first says whether its tail chunk is its first
 //	bucket.live is the tail chunk's array up to its last entry, nil for
 //	    no tail; the places after it, and all a free chunk's, are zero
 //	len counts the entries of all buckets
-//	occupied has the bit of every bucket with entries, and no other; marked
-//	    has no bit of an empty bucket
+//	occupied has the bit of every bucket with entries, and no other; no
+//	    empty bucket is marked
 //	every chunk belongs to exactly one bucket, one free list or the blanks
 //	entry i of chunk c: e.Link.Chunk == c+1, e.Link.Index == i
 //	freeList.n counts its chunks, low <= n, and total counts the chunks of
@@ -145,14 +146,11 @@ type Store[V any] struct {
 	// occupied has bit b%64 of word b/64 set when bucket b holds entries,
 	// for its owner to find the next bucket to visit (Occupied).
 	occupied []uint64
-	// marked has bit b%64 of word b/64 set when the owner marked bucket b
-	// since it last emptied (Mark).
-	marked []uint64
-	len    int // entries in all buckets
-	chunks []chunk[V]
-	free   [sizes]freeList
-	blanks uint32 // the chunks whose arrays went back, linked through prev
-	nblank int
+	len      int // entries in all buckets
+	chunks   []chunk[V]
+	free     [sizes]freeList
+	blanks   uint32 // the chunks whose arrays went back, linked through prev
+	nblank   int
 }
 
 // bucket is where a bucket's chunks end. It keeps no count of its
@@ -169,14 +167,21 @@ type bucket[V any] struct {
 	// entry or more per op).
 	live []Entry[V]
 	tail uint32 // its last chunk plus one; 0 for none
+	// marked says that the owner marked the bucket since it last emptied
+	// (Mark), and first that the tail chunk is the bucket's first, which
+	// it keeps when it empties if the chunk has FirstChunk places. Both
+	// are kept here, in what would be the struct's padding, so that a
+	// bucket that empties tells whether it keeps its chunk, and clears its
+	// mark, from the bucket it has just written, reading no chunk and no
+	// bitmap (bench's work units, in which nearly every firing empties a
+	// bucket).
+	marked, first bool
 }
 
 // Init makes n empty buckets, numbered 0 to n-1, and forgets any entries.
 // O(n).
 func (s *Store[V]) Init(n int) {
-	words := (n + 63) / 64
-	bits := make([]uint64, 2*words)
-	*s = Store[V]{buckets: make([]bucket[V], n), occupied: bits[:words:words], marked: bits[words:]}
+	*s = Store[V]{buckets: make([]bucket[V], n), occupied: make([]uint64, (n+63)/64)}
 }
 
 // Buckets returns the number of buckets. O(1).
@@ -212,10 +217,10 @@ func (s *Store[V]) Occupied() []uint64 { return s.occupied }
 // Deadline, so that moving the entries of an unmarked bucket reads their
 // own Deadlines and not their owners' Links, which are elsewhere in
 // memory. O(1).
-func (s *Store[V]) Mark(bucket int) { s.marked[bucket>>6] |= 1 << (bucket & 63) }
+func (s *Store[V]) Mark(bucket int) { s.buckets[bucket].marked = true }
 
 // Marked reports whether bucket was marked since it last emptied. O(1).
-func (s *Store[V]) Marked(bucket int) bool { return s.marked[bucket>>6]>>(bucket&63)&1 != 0 }
+func (s *Store[V]) Marked(bucket int) bool { return s.buckets[bucket].marked }
 
 // Push appends an entry due at deadline to bucket and links it: Link
 // records where it is and the deadline. O(1); it allocates only when the
@@ -263,7 +268,7 @@ func (s *Store[V]) pushChunk(bucket int, link *Link, deadline uint64, v V) {
 	ch.entries[0] = Entry[V]{Deadline: deadline, Link: link, Value: v}
 	*link = Link{Deadline: deadline, Chunk: c, Index: 0}
 	b := &s.buckets[bucket]
-	b.tail, b.live = c, ch.entries[:1]
+	b.tail, b.live, b.first = c, ch.entries[:1], t == 0
 	s.len++
 	if t == 0 {
 		s.occupied[bucket>>6] |= 1 << (bucket & 63)
@@ -438,11 +443,11 @@ func (s *Store[V]) PopEach(bucket, n int, f func(V)) int {
 		if last == 0 {
 			// dropTail, written out: a bucket of a few timers that fires
 			// empties its first chunk at nearly every one.
-			if t := b.tail; s.chunks[t-1].prev != 0 || cap(es) >= 2*FirstChunk {
-				s.freeTail(b, t)
+			if !b.first || cap(es) > FirstChunk {
+				s.freeTail(b)
 			}
 			if len(b.live) == 0 {
-				s.emptied(bucket)
+				s.emptied(bucket, b)
 			}
 		}
 		// The counts first, as in Remove: the clearing's write barrier
@@ -463,28 +468,30 @@ func (s *Store[V]) PopEach(bucket, n int, f func(V)) int {
 // first chunk, of FirstChunk entries, which the bucket keeps; the bucket,
 // if that leaves it empty, leaves the occupancy bitmap and loses its mark.
 func (s *Store[V]) dropTail(bucket int, b *bucket[V]) {
-	if t := b.tail; s.chunks[t-1].prev != 0 || cap(b.live) >= 2*FirstChunk {
-		s.freeTail(b, t)
+	if !b.first || cap(b.live) > FirstChunk {
+		s.freeTail(b)
 	}
 	if len(b.live) == 0 {
-		s.emptied(bucket)
+		s.emptied(bucket, b)
 	}
 }
 
-// emptied clears the occupancy bit and the mark of bucket, which has just
-// emptied.
-func (s *Store[V]) emptied(bucket int) {
+// emptied clears the occupancy bit and the mark of bucket, b, which has
+// just emptied.
+func (s *Store[V]) emptied(bucket int, b *bucket[V]) {
 	s.occupied[bucket>>6] &^= 1 << (bucket & 63)
-	s.marked[bucket>>6] &^= 1 << (bucket & 63)
+	b.marked = false
 }
 
-// freeTail puts b's emptied tail chunk t on its free list; the chunk
-// before it, full, becomes the tail.
-func (s *Store[V]) freeTail(b *bucket[V], t uint32) {
+// freeTail puts b's emptied tail chunk on its free list; the chunk before
+// it, full, becomes the tail.
+func (s *Store[V]) freeTail(b *bucket[V]) {
+	t := b.tail
 	ch := &s.chunks[t-1]
-	b.tail, b.live = ch.prev, nil
+	b.tail, b.live, b.first = ch.prev, nil, false
 	if ch.prev != 0 {
-		b.live = s.chunks[ch.prev-1].entries
+		p := &s.chunks[ch.prev-1]
+		b.live, b.first = p.entries, p.prev == 0
 	}
 	s.putFree(sizeOf(cap(ch.entries)), t)
 }
@@ -539,7 +546,6 @@ func (s *Store[V]) Swap(a, b int) {
 	s.own(a)
 	s.own(b)
 	swapBits(s.occupied, a, b)
-	swapBits(s.marked, a, b)
 }
 
 // own records bucket as the owner of each of its chunks.
