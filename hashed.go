@@ -21,7 +21,7 @@ type HashedOptions struct {
 	// Slots is the number of buckets, a power of two from 1 to 1<<24; zero
 	// means DefaultHashedSlots. A timer waits in bucket deadline%Slots for
 	// as many revolutions as it needs, so more slots mean fewer timers to
-	// compare per tick and more memory (32 bytes and 2 bits per slot, and
+	// compare per tick and more memory (32 bytes and a bit per slot, and
 	// the first chunk a bucket keeps once it has held a timer: 4 entries).
 	Slots int
 }
