@@ -257,17 +257,21 @@ func (s *Store[V]) TryPush(bucket int, link *Link, deadline uint64, v V) bool {
 // pushChunk is Push into a bucket whose tail is full or which has none: it
 // gives the bucket a new tail chunk, of the next size, and pushes there.
 func (s *Store[V]) pushChunk(bucket int, link *Link, deadline uint64, v V) {
-	t := s.buckets[bucket].tail
+	b := &s.buckets[bucket] // s.buckets never grows; s.chunks may, in take
+	t := b.tail
 	size := 0
 	if t != 0 {
-		size = min(sizeOf(cap(s.chunks[t-1].entries))+1, sizes-1)
+		// The tail's size from its live entries' capacity, the array's:
+		// not from the tail's place in the table of chunks, which a bucket
+		// that fills and fires every few ticks has not read since it last
+		// took a chunk (bench's work units at 8,000 pairs).
+		size = min(sizeOf(cap(b.live))+1, sizes-1)
 	}
 	c := s.take(s.nearestFree(size))
 	ch := &s.chunks[c-1]
 	ch.bucket, ch.prev = int32(bucket), t
 	ch.entries[0] = Entry[V]{Deadline: deadline, Link: link, Value: v}
 	*link = Link{Deadline: deadline, Chunk: c, Index: 0}
-	b := &s.buckets[bucket]
 	b.tail, b.live, b.first = c, ch.entries[:1], t == 0
 	s.len++
 	if t == 0 {
