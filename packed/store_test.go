@@ -327,3 +327,48 @@ func chunksOf[V any](s *Store[V], bucket int) [][]Entry[V] {
 	}
 	return chunks
 }
+
+// TestLaterChunkOfFirstSize checks that a bucket whose second chunk has
+// FirstChunk places, taken because no larger chunk was free, gives that
+// chunk back when it empties, however the entry leaves, and keeps only
+// its first: the bucket's first flag, not a chunk's size, says which chunk
+// it keeps (mutants of PopEach and dropTail that read only the size fail
+// here, and in the wheels' randomized tests).
+func TestLaterChunkOfFirstSize(t *testing.T) {
+	for _, leave := range []struct {
+		name string
+		do   func(s *Store[int], links []Link)
+	}{
+		{"Pop", func(s *Store[int], _ []Link) { s.Pop(0) }},
+		{"PopEach", func(s *Store[int], _ []Link) { s.PopEach(0, 1, nil) }},
+		{"Remove", func(s *Store[int], links []Link) { s.Remove(&links[FirstChunk]) }},
+	} {
+		t.Run(leave.name, func(t *testing.T) {
+			var s Store[int]
+			s.Init(1 + Headroom)
+			links := make([]Link, FirstChunk+1+Headroom)
+			for i := range FirstChunk { // bucket 0's first chunk, full
+				s.Push(0, &links[i], 0, i)
+			}
+			// One entry in each other bucket: their first chunks, the
+			// last of which, with Headroom chunks of its size made, is
+			// made with a spare.
+			for b := 1; b <= Headroom; b++ {
+				s.Push(b, &links[FirstChunk+b], 0, b)
+			}
+			require.Equal(t, int32(1), s.free[0].n, "a spare chunk of FirstChunk places")
+			s.Push(0, &links[FirstChunk], 0, FirstChunk) // needs 8 places; only 4 are free
+			es, prev := s.Tail(0)
+			require.Equal(t, FirstChunk, cap(es), "the spare is the second chunk")
+			require.NotZero(t, prev)
+			require.NoError(t, s.Check())
+
+			leave.do(&s, links)
+			require.NoError(t, s.Check())
+			require.Equal(t, int32(1), s.free[0].n, "the second chunk went back")
+			es, prev = s.Tail(0)
+			require.Equal(t, FirstChunk, len(es), "the first chunk is the tail again")
+			require.Zero(t, prev)
+		})
+	}
+}
