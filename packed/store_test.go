@@ -157,7 +157,7 @@ func TestStoreRandom(t *testing.T) {
 				t.Fatalf("step %d: bucket %d marked %v, want %v", step, b, s.Marked(b), marked[b])
 			}
 			if n := s.Len(b); n != count[b] || s.Empty(b) != (n == 0) {
-				t.Fatalf("step %d: bucket %d holds %d entries, empty %v, want %d", step, b, s.Len(b), s.Empty(b), count[b])
+				t.Fatalf("step %d: bucket %d holds %d entries, empty %v, want %d", step, b, n, s.Empty(b), count[b])
 			}
 		}
 		free := map[uint32]bool{}
