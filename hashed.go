@@ -100,7 +100,7 @@ func (w *Hashed[V]) ready() {
 	w.firing = w.slots
 	// Every bucket of the ring may postpone in place; the firing bucket
 	// may not.
-	w.s.init(w.slots+1, 0, w.slots)
+	w.s.init(w.slots+1, packed.MinChunk, 0, w.slots)
 }
 
 // Slots returns the number of buckets. O(1).

@@ -60,9 +60,10 @@ type store[V any] struct {
 // At 1 ms a tick it is about 4 s.
 const Retain = 1 << 12
 
-// init makes the buckets.
-func (s *store[V]) init(buckets, postponeFrom, postponable int) {
-	s.entries.Init(buckets)
+// init makes the buckets, whose first chunks hold firstChunk entries
+// (packed.Store.Init).
+func (s *store[V]) init(buckets, firstChunk, postponeFrom, postponable int) {
+	s.entries.Init(buckets, firstChunk)
 	s.occupied = s.entries.Occupied()
 	s.postponeFrom, s.postponable = postponeFrom, postponable
 	s.releaseAt = min(s.now, MaxTick) + Retain

@@ -7,6 +7,9 @@ import "fmt"
 // blanks, every entry's Link, and the counts the store keeps. O(chunks +
 // entries); for tests.
 func (s *Store[V]) Check() error {
+	if s.buckets != nil && (s.first < 0 || s.first >= sizes || s.keep != MinChunk<<(s.first+1)) {
+		return fmt.Errorf("first-chunk size number %d, keeping chunks of fewer than %d places", s.first, s.keep)
+	}
 	owner := make([]int, len(s.chunks)) // per chunk: 1 + bucket, or -1 free, -2 blank
 	var total [sizes]int32
 	all := 0
@@ -33,11 +36,11 @@ func (s *Store[V]) Check() error {
 			switch {
 			case int(ch.bucket) != b:
 				return fmt.Errorf("bucket %d: chunk %d says bucket %d", b, c, ch.bucket)
-			case cap(ch.entries) < FirstChunk<<k || k >= sizes || len(ch.entries) != cap(ch.entries):
+			case cap(ch.entries) < MinChunk<<k || k >= sizes || len(ch.entries) != cap(ch.entries):
 				return fmt.Errorf("bucket %d: chunk %d has %d of %d places", b, c, len(ch.entries), cap(ch.entries))
 			case cap(live) != cap(ch.entries) || &live[:1][0] != &ch.entries[0]:
 				return fmt.Errorf("bucket %d: its live entries are not its tail chunk %d's", b, c)
-			case n == 0 && (c != t || ch.prev != 0 || k != 0):
+			case n == 0 && (c != t || ch.prev != 0 || k > s.first):
 				return fmt.Errorf("bucket %d: chunk %d is empty", b, c)
 			case c != t && n != cap(ch.entries):
 				return fmt.Errorf("bucket %d: chunk %d, not the tail, holds %d of %d", b, c, n, cap(ch.entries))

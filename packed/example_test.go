@@ -18,7 +18,7 @@ type timer struct {
 // O(1).
 func ExampleStore_Remove() {
 	var s packed.Store[*timer]
-	s.Init(1)
+	s.Init(1, packed.MinChunk)
 	timers := []*timer{{name: "a"}, {name: "b"}, {name: "c"}}
 	for i, t := range timers {
 		s.Push(0, &t.link, uint64(10*(i+1)), t)
@@ -41,12 +41,12 @@ func ExampleStore_Remove() {
 	// c at index 0, due 30
 }
 
-// A bucket's chunks double from FirstChunk entries up to MaxChunk, and an
+// A bucket's chunks double from MinChunk entries up to MaxChunk, and an
 // emptied chunk waits on a free list for the next bucket that needs one;
 // the bucket keeps its first chunk for its next fill.
 func ExampleStore_Push() {
 	var s packed.Store[int]
-	s.Init(2)
+	s.Init(2, packed.MinChunk)
 	links := make([]packed.Link, 20)
 	for i := range links {
 		s.Push(0, &links[i], 0, i)
@@ -75,7 +75,7 @@ func ExampleStore_Push() {
 // its caller; Push, which may take a new chunk, follows when it refuses.
 func ExampleStore_TryPush() {
 	var s packed.Store[int]
-	s.Init(1)
+	s.Init(1, packed.MinChunk)
 	links := make([]packed.Link, 6)
 	for i := range links {
 		if !s.TryPush(0, &links[i], 0, i) {
@@ -95,7 +95,7 @@ func ExampleStore_TryPush() {
 // entries from the tail chunk at once.
 func ExampleStore_Cut() {
 	var s packed.Store[*timer]
-	s.Init(3)
+	s.Init(3, packed.MinChunk)
 	timers := []*timer{{name: "a"}, {name: "b"}, {name: "c"}}
 	for i, t := range timers {
 		s.Push(0, &t.link, uint64(i), t)

@@ -11,13 +11,14 @@
 // # Where entries live
 //
 // A bucket is a list of chunks that fills at its tail. Its first chunk
-// holds FirstChunk entries and each chunk after it twice the one before,
-// up to MaxChunk: a bucket of n entries holds fewer than MaxChunk spare
-// places, and one of a few entries holds a few. A chunk that its bucket
-// empties goes to the store's free list for its size, but for a bucket's
-// first chunk of FirstChunk entries, which the empty bucket keeps for its
-// next fill (a bucket that fills and fires every few ticks would otherwise
-// take and give back a chunk each time); and a bucket that
+// holds the store's first-chunk size of entries, which Init sets, and each
+// chunk after it twice the one before, up to MaxChunk: a bucket of n
+// entries holds fewer than MaxChunk spare places, and one of a few entries
+// holds a few. A chunk that its bucket empties goes to the store's free
+// list for its size, but for a bucket's first chunk, of at most the
+// first-chunk size, which the empty bucket keeps for its next fill (a
+// bucket that fills and fires every few ticks would otherwise take and
+// give back a chunk each time); and a bucket that
 // needs a chunk takes a free one before it allocates: of the size it
 // needs, or else of the nearest size there is, larger first. So timers
 // which come and go, one at a time or in waves, reuse the same memory, and
@@ -37,22 +38,25 @@
 package packed
 
 import (
+	"fmt"
+	"math"
 	"math/bits"
 	"slices"
 )
 
-// FirstChunk is the number of entries of a bucket's first chunk, and
-// MaxChunk the most a chunk holds. A bucket's chunks double from FirstChunk
-// so that a bucket of a few timers, as most of a sparse hashed wheel's are,
+// MinChunk is the fewest entries a chunk holds, and MaxChunk the most;
+// chunks hold MinChunk entries or a doubling of it. A bucket's chunks
+// double from its store's first-chunk size (Init), at least MinChunk so
+// that a bucket of a few timers, as most of a sparse hashed wheel's are,
 // holds a few spare places, and stop at MaxChunk so that a crowded bucket
 // holds fewer than MaxChunk spare places and its chunks are few bytes each
 // in the table (TestMemoryPerTimer bounds the bytes per timer).
 const (
-	FirstChunk = 4
-	MaxChunk   = 64
+	MinChunk = 4
+	MaxChunk = 64
 )
 
-// sizes is the number of chunk sizes, FirstChunk to MaxChunk, doubling.
+// sizes is the number of chunk sizes, MinChunk to MaxChunk, doubling.
 const sizes = 5
 
 // Headroom is the share of the chunks its buckets need at their peak that
@@ -127,7 +131,8 @@ type freeList struct {
 // Its invariants, which Check verifies:
 //
 //	every chunk of a bucket but its tail is full, and none is empty but
-//	    the first chunk, of FirstChunk entries, that an empty bucket keeps
+//	    the first chunk, of at most the first-chunk size, that an empty
+//	    bucket keeps
 //	bucket.first says whether its tail chunk is its first
 //	bucket.live is the tail chunk's array up to its last entry, nil for
 //	    no tail; the places after it, and all a free chunk's, are zero
@@ -151,6 +156,10 @@ type Store[V any] struct {
 	free     [sizes]freeList
 	blanks   uint32 // the chunks whose arrays went back, linked through prev
 	nblank   int
+	// first is the size number of a bucket's first chunk, and keep the
+	// capacity of a chunk of the size after it: an emptied first chunk of
+	// less than keep places is one its bucket keeps.
+	first, keep int
 }
 
 // bucket is where a bucket's chunks end. It keeps no count of its
@@ -169,7 +178,8 @@ type bucket[V any] struct {
 	tail uint32 // its last chunk plus one; 0 for none
 	// marked says that the owner marked the bucket since it last emptied
 	// (Mark), and first that the tail chunk is the bucket's first, which
-	// it keeps when it empties if the chunk has FirstChunk places. Both
+	// it keeps when it empties if the chunk is no larger than the store's
+	// first-chunk size. Both
 	// are kept here, in what would be the struct's padding, so that a
 	// bucket that empties tells whether it keeps its chunk, and clears its
 	// mark, from the bucket it has just written, reading no chunk and no
@@ -178,10 +188,23 @@ type bucket[V any] struct {
 	marked, first bool
 }
 
-// Init makes n empty buckets, numbered 0 to n-1, and forgets any entries.
-// O(n).
-func (s *Store[V]) Init(n int) {
-	*s = Store[V]{buckets: make([]bucket[V], n), occupied: make([]uint64, (n+63)/64)}
+// Init makes n empty buckets, numbered 0 to n-1, whose first chunks hold
+// firstChunk entries, and forgets any entries. firstChunk must be MinChunk
+// or a doubling of it up to MaxChunk, and n from 0 to 2^31-1; Init panics
+// otherwise, before it changes anything. An emptied bucket keeps its first
+// chunk, so the choice weighs how many timers a bucket takes at each fill
+// against the memory its buckets keep empty: n times firstChunk entries at
+// most. O(n).
+func (s *Store[V]) Init(n, firstChunk int) {
+	if firstChunk < MinChunk || firstChunk > MaxChunk || MinChunk<<sizeOf(firstChunk) != firstChunk {
+		panic(fmt.Sprintf("packed: a first chunk of %d entries; want %d or a doubling of it up to %d", firstChunk, MinChunk, MaxChunk))
+	}
+	if n < 0 || n > math.MaxInt32 {
+		panic(fmt.Sprintf("packed: %d buckets; want 0 to %d", n, math.MaxInt32))
+	}
+	first := sizeOf(firstChunk)
+	*s = Store[V]{buckets: make([]bucket[V], n), occupied: make([]uint64, (n+63)/64),
+		first: first, keep: MinChunk << (first + 1)}
 }
 
 // Buckets returns the number of buckets. O(1).
@@ -259,7 +282,7 @@ func (s *Store[V]) TryPush(bucket int, link *Link, deadline uint64, v V) bool {
 func (s *Store[V]) pushChunk(bucket int, link *Link, deadline uint64, v V) {
 	b := &s.buckets[bucket] // s.buckets never grows; s.chunks may, in take
 	t := b.tail
-	size := 0
+	size := s.first
 	if t != 0 {
 		// The tail's size from its live entries' capacity, the array's:
 		// not from the tail's place in the table of chunks, which a bucket
@@ -280,8 +303,8 @@ func (s *Store[V]) pushChunk(bucket int, link *Link, deadline uint64, v V) {
 }
 
 // sizeOf returns the size number of a chunk of capacity c: 0 for
-// FirstChunk, one more for each doubling.
-func sizeOf(c int) int { return bits.Len(uint(c/FirstChunk)) - 1 }
+// MinChunk, one more for each doubling.
+func sizeOf(c int) int { return bits.Len(uint(c/MinChunk)) - 1 }
 
 // nearestFree returns the size number nearest to size, larger first, whose
 // free list holds a chunk, or size if none does.
@@ -329,7 +352,7 @@ func (s *Store[V]) newChunk(size int) uint32 {
 	}
 	// Rounded up to the allocator's size class, which would be wasted
 	// otherwise: the capacity stays below the next size's.
-	es := slices.Grow([]Entry[V](nil), FirstChunk<<size)
+	es := slices.Grow([]Entry[V](nil), MinChunk<<size)
 	s.chunks[c-1].entries = es[:cap(es)]
 	return c
 }
@@ -447,7 +470,7 @@ func (s *Store[V]) PopEach(bucket, n int, f func(V)) int {
 		if last == 0 {
 			// dropTail, written out: a bucket of a few timers that fires
 			// empties its first chunk at nearly every one.
-			if !b.first || cap(es) > FirstChunk {
+			if !b.first || cap(es) >= s.keep {
 				s.freeTail(b)
 			}
 			if len(b.live) == 0 {
@@ -469,10 +492,11 @@ func (s *Store[V]) PopEach(bucket, n int, f func(V)) int {
 
 // dropTail is what Remove, Pop, Cut and PopEach do when they empty the
 // tail chunk of bucket b: the chunk goes to its free list, unless it is the
-// first chunk, of FirstChunk entries, which the bucket keeps; the bucket,
-// if that leaves it empty, leaves the occupancy bitmap and loses its mark.
+// first chunk, of at most the first-chunk size, which the bucket keeps; the
+// bucket, if that leaves it empty, leaves the occupancy bitmap and loses
+// its mark.
 func (s *Store[V]) dropTail(bucket int, b *bucket[V]) {
-	if !b.first || cap(b.live) > FirstChunk {
+	if !b.first || cap(b.live) >= s.keep {
 		s.freeTail(b)
 	}
 	if len(b.live) == 0 {

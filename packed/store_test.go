@@ -14,7 +14,8 @@ import (
 // each link is in and of when each chunk was last freed, and checks every
 // invariant after every step: a chunk goes back to the garbage collector
 // only after a whole period free, and a new array is made only when no
-// chunk of any size is free.
+// chunk of any size is free. It runs with the smallest first chunk, the
+// hierarchical wheel's and the largest.
 func TestStoreRandom(t *testing.T) {
 	seed := rand.Uint64()
 	if env := os.Getenv("SEED"); env != "" {
@@ -24,9 +25,15 @@ func TestStoreRandom(t *testing.T) {
 		}
 	}
 	t.Logf("seed %d (replay with SEED=%d)", seed, seed)
+	for _, firstChunk := range []int{MinChunk, 2 * MinChunk, MaxChunk} {
+		t.Run(strconv.Itoa(firstChunk), func(t *testing.T) { storeRandom(t, seed, firstChunk) })
+	}
+}
+
+func storeRandom(t *testing.T, seed uint64, firstChunk int) {
 	r := rand.New(rand.NewPCG(seed, 2))
 	var s Store[int]
-	s.Init(5)
+	s.Init(5, firstChunk)
 	links := make([]Link, 2000)
 	in := make([]int, len(links)) // bucket+1, 0 when unlinked
 	count := make([]int, s.Buckets())
@@ -191,13 +198,13 @@ func TestStoreRandom(t *testing.T) {
 	}
 }
 
-// TestChunkSizes checks that a bucket's chunks double from FirstChunk up
+// TestChunkSizes checks that a bucket's chunks double from MinChunk up
 // to MaxChunk (rounded up to the allocator's size classes, with its header) and that only
 // the tail has room, so that a bucket holds fewer spare places than its
 // tail chunk, and not much more than twice its entries.
 func TestChunkSizes(t *testing.T) {
 	var s Store[int]
-	s.Init(1)
+	s.Init(1, MinChunk)
 	links := make([]Link, 1000)
 	for n := range links {
 		s.Push(0, &links[n], 0, n)
@@ -209,7 +216,7 @@ func TestChunkSizes(t *testing.T) {
 		}
 		require.Less(t, spare, cap(tail))
 		require.LessOrEqual(t, cap(tail), MaxChunk+MaxChunk/4)
-		require.LessOrEqual(t, places, 2*(n+1)+2*FirstChunk)
+		require.LessOrEqual(t, places, 2*(n+1)+2*MinChunk)
 	}
 	require.NoError(t, s.Check())
 }
@@ -219,7 +226,7 @@ func TestChunkSizes(t *testing.T) {
 // freed or taken during it.
 func TestReleaseAfterAPeriod(t *testing.T) {
 	var s Store[int]
-	s.Init(2)
+	s.Init(2, MinChunk)
 	links := make([]Link, 200)
 	for i := range links {
 		s.Push(0, &links[i], 0, i)
@@ -261,7 +268,7 @@ func TestReleaseAfterAPeriod(t *testing.T) {
 // allocates nothing, at chunk boundaries too.
 func TestStoreZeroAllocs(t *testing.T) {
 	var s Store[int]
-	s.Init(2)
+	s.Init(2, MinChunk)
 	links := make([]Link, 300)
 	for i := range links {
 		s.Push(i%2, &links[i], 0, i)
@@ -286,7 +293,7 @@ func TestStoreZeroAllocs(t *testing.T) {
 // it allocates, and that an emptied bucket keeps its first chunk of 4.
 func TestNearestFreeSize(t *testing.T) {
 	var s Store[int]
-	s.Init(3)
+	s.Init(3, MinChunk)
 	links := make([]Link, 100)
 	for i := range 12 { // bucket 0: chunks of 4 and 8
 		s.Push(0, &links[i], 0, i)
@@ -309,12 +316,88 @@ func TestNearestFreeSize(t *testing.T) {
 		s.Push(2, &links[i], 0, i)
 	}
 	for _, es := range chunksOf(&s, 2) {
-		got = append([]int{FirstChunk << sizeOf(cap(es))}, got...) // rounded up by the allocator
+		got = append([]int{MinChunk << sizeOf(cap(es))}, got...) // rounded up by the allocator
 	}
 	require.Equal(t, []int{8, 16, 8, 16}, got)
 	free, _ := s.Free()
 	require.Zero(t, free)
 	require.NoError(t, s.Check())
+}
+
+// TestFirstChunkSize checks that a store's buckets start with a chunk of
+// the size Init gave and keep it when they empty, however their entries
+// leave, and that a bucket whose first chunk is larger, taken because none
+// of that size was free, gives it back: emptied buckets keep at most their
+// first-chunk size each.
+func TestFirstChunkSize(t *testing.T) {
+	for _, leave := range []struct {
+		name string
+		do   func(s *Store[int], bucket int)
+	}{
+		{"Pop", func(s *Store[int], b int) { s.Pop(b) }},
+		{"PopEach", func(s *Store[int], b int) { s.PopEach(b, 1, nil) }},
+		{"Remove", func(s *Store[int], b int) { es, _ := s.Tail(b); s.Remove(es[0].Link) }},
+		{"Cut", func(s *Store[int], b int) { es, _ := s.Tail(b); s.Cut(b, len(es)) }},
+	} {
+		t.Run(leave.name, func(t *testing.T) {
+			var s Store[int]
+			s.Init(2, 2*MinChunk)
+			links := make([]Link, 3*MinChunk)
+			s.Push(0, &links[0], 0, 0)
+			es, _ := s.Tail(0)
+			require.Equal(t, 2*MinChunk, cap(es), "the first chunk") // 8 entries of 24 bytes: a size class
+			for i := 1; i < len(links); i++ {                        // a second chunk, of 16
+				s.Push(0, &links[i], 0, i)
+			}
+			require.Len(t, chunksOf(&s, 0), 2)
+			for !s.Empty(0) {
+				leave.do(&s, 0)
+			}
+			es, prev := s.Tail(0)
+			require.Equal(t, 2*MinChunk, cap(es), "the emptied bucket keeps its first chunk")
+			require.Zero(t, prev)
+			free, _ := s.Free()
+			require.Equal(t, 1, free, "the chunk of 16 is free")
+			require.NoError(t, s.Check())
+
+			s.Push(1, &links[0], 0, 0) // needs 8; only 16 is free
+			es, _ = s.Tail(1)
+			require.Equal(t, 4*MinChunk, cap(es))
+			leave.do(&s, 1)
+			es, _ = s.Tail(1)
+			require.Nil(t, es, "a first chunk larger than the first-chunk size goes back")
+			free, _ = s.Free()
+			require.Equal(t, 1, free)
+			require.NoError(t, s.Check())
+		})
+	}
+}
+
+// TestInitRefuses checks that Init refuses a first-chunk size that is not
+// MinChunk or a doubling of it up to MaxChunk, and a number of buckets out
+// of range, with a message naming the package, and leaves the store as it
+// was.
+func TestInitRefuses(t *testing.T) {
+	var s Store[int]
+	s.Init(2, MinChunk)
+	var l Link
+	s.Push(1, &l, 7, 7)
+	for _, bad := range []struct {
+		n, firstChunk int
+		msg           string
+	}{
+		{1, 0, "packed: a first chunk of 0 entries; want 4 or a doubling of it up to 64"},
+		{1, 2, "packed: a first chunk of 2 entries; want 4 or a doubling of it up to 64"},
+		{1, 12, "packed: a first chunk of 12 entries; want 4 or a doubling of it up to 64"},
+		{1, 128, "packed: a first chunk of 128 entries; want 4 or a doubling of it up to 64"},
+		{1, -4, "packed: a first chunk of -4 entries; want 4 or a doubling of it up to 64"},
+		{-1, MinChunk, "packed: -1 buckets; want 0 to 2147483647"},
+	} {
+		require.PanicsWithValue(t, bad.msg, func() { s.Init(bad.n, bad.firstChunk) })
+		require.Equal(t, 2, s.Buckets())
+		require.Equal(t, 7, s.Find(&l).Value)
+		require.NoError(t, s.Check())
+	}
 }
 
 // chunksOf returns the entries of bucket's chunks, its tail's first.
@@ -329,7 +412,7 @@ func chunksOf[V any](s *Store[V], bucket int) [][]Entry[V] {
 }
 
 // TestLaterChunkOfFirstSize checks that a bucket whose second chunk has
-// FirstChunk places, taken because no larger chunk was free, gives that
+// MinChunk places, taken because no larger chunk was free, gives that
 // chunk back when it empties, however the entry leaves, and keeps only
 // its first: the bucket's first flag, not a chunk's size, says which chunk
 // it keeps (mutants of PopEach and dropTail that read only the size fail
@@ -341,25 +424,25 @@ func TestLaterChunkOfFirstSize(t *testing.T) {
 	}{
 		{"Pop", func(s *Store[int], _ []Link) { s.Pop(0) }},
 		{"PopEach", func(s *Store[int], _ []Link) { s.PopEach(0, 1, nil) }},
-		{"Remove", func(s *Store[int], links []Link) { s.Remove(&links[FirstChunk]) }},
+		{"Remove", func(s *Store[int], links []Link) { s.Remove(&links[MinChunk]) }},
 	} {
 		t.Run(leave.name, func(t *testing.T) {
 			var s Store[int]
-			s.Init(1 + Headroom)
-			links := make([]Link, FirstChunk+1+Headroom)
-			for i := range FirstChunk { // bucket 0's first chunk, full
+			s.Init(1+Headroom, MinChunk)
+			links := make([]Link, MinChunk+1+Headroom)
+			for i := range MinChunk { // bucket 0's first chunk, full
 				s.Push(0, &links[i], 0, i)
 			}
 			// One entry in each other bucket: their first chunks, the
 			// last of which, with Headroom chunks of its size made, is
 			// made with a spare.
 			for b := 1; b <= Headroom; b++ {
-				s.Push(b, &links[FirstChunk+b], 0, b)
+				s.Push(b, &links[MinChunk+b], 0, b)
 			}
-			require.Equal(t, int32(1), s.free[0].n, "a spare chunk of FirstChunk places")
-			s.Push(0, &links[FirstChunk], 0, FirstChunk) // needs 8 places; only 4 are free
+			require.Equal(t, int32(1), s.free[0].n, "a spare chunk of MinChunk places")
+			s.Push(0, &links[MinChunk], 0, MinChunk) // needs 8 places; only 4 are free
 			es, prev := s.Tail(0)
-			require.Equal(t, FirstChunk, cap(es), "the spare is the second chunk")
+			require.Equal(t, MinChunk, cap(es), "the spare is the second chunk")
 			require.NotZero(t, prev)
 			require.NoError(t, s.Check())
 
@@ -367,7 +450,7 @@ func TestLaterChunkOfFirstSize(t *testing.T) {
 			require.NoError(t, s.Check())
 			require.Equal(t, int32(1), s.free[0].n, "the second chunk went back")
 			es, prev = s.Tail(0)
-			require.Equal(t, FirstChunk, len(es), "the first chunk is the tail again")
+			require.Equal(t, MinChunk, len(es), "the first chunk is the tail again")
 			require.Zero(t, prev)
 		})
 	}
