@@ -9,10 +9,11 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestStoreRandom pushes, removes, pops and releases at random over a few
-// buckets, in phases that fill and drain, against a model of which bucket
-// each link is in and of when each chunk was last freed, and checks every
-// invariant after every step: a chunk goes back to the garbage collector
+// TestStoreRandom pushes, removes, pops one at a time or as a wheel fires
+// (PopEach), moves and releases at random over a few busy buckets and
+// many quiet ones, in phases that fill and drain, against a model of which
+// bucket each link is in and of when each chunk was last freed, and checks
+// every invariant after every step: a chunk goes back to the garbage collector
 // only after a whole period free, and a new array is made only when no
 // chunk of any size is free. It runs with the smallest first chunk, the
 // hierarchical wheel's and the largest.
@@ -33,7 +34,16 @@ func TestStoreRandom(t *testing.T) {
 func storeRandom(t *testing.T, seed uint64, firstChunk int) {
 	r := rand.New(rand.NewPCG(seed, 2))
 	var s Store[int]
-	s.Init(5, firstChunk)
+	s.Init(48, firstChunk)
+	// pick returns a bucket: one of the first five, busy, but now and
+	// then any, so that new buckets keep needing a first chunk while
+	// larger ones are free, as a wheel's do when its timers move on.
+	pick := func() int {
+		if r.IntN(16) == 0 {
+			return r.IntN(s.Buckets())
+		}
+		return r.IntN(5)
+	}
 	links := make([]Link, 2000)
 	in := make([]int, len(links)) // bucket+1, 0 when unlinked
 	count := make([]int, s.Buckets())
@@ -86,7 +96,7 @@ func storeRandom(t *testing.T, seed uint64, firstChunk int) {
 			}
 			period++
 		case op <= fill && in[id] == 0:
-			b := r.IntN(s.Buckets())
+			b := pick()
 			if r.IntN(4) == 0 {
 				b = 0 // one crowded bucket
 			}
@@ -109,7 +119,7 @@ func storeRandom(t *testing.T, seed uint64, firstChunk int) {
 			require.Equal(t, count[b] == 0, s.Empty(b))
 			*l, in[id] = Link{}, 0
 		case op == 9 && step%3 == 0:
-			a, b := r.IntN(s.Buckets()), r.IntN(s.Buckets())
+			a, b := pick(), pick()
 			s.Swap(a, b)
 			for id := range in {
 				switch in[id] {
@@ -129,7 +139,7 @@ func storeRandom(t *testing.T, seed uint64, firstChunk int) {
 		case op == 8 && step%2 == 0:
 			// Move the last entries of a bucket's tail chunk to another
 			// bucket, read in place, and cut them: a wheel's cascade.
-			from, to := r.IntN(s.Buckets()), r.IntN(s.Buckets())
+			from, to := pick(), pick()
 			if s.Empty(from) || from == to {
 				continue
 			}
@@ -143,8 +153,33 @@ func storeRandom(t *testing.T, seed uint64, firstChunk int) {
 			s.Cut(from, n)
 			count[from] -= n
 			count[to] += n
+		case step%4 == 0:
+			// PopEach, as a wheel fires a bucket: from the last entry,
+			// each unlinked before f sees it.
+			b := pick()
+			want := count[b]
+			es, _ := s.Tail(b)
+			var last int
+			if len(es) > 0 {
+				last = es[len(es)-1].Value
+			}
+			first := true
+			n := s.PopEach(b, 1+r.IntN(3), func(v int) {
+				if first && v != last {
+					t.Fatalf("step %d: PopEach took %d before the last entry, %d", step, v, last)
+				}
+				first = false
+				if in[v] != b+1 || links[v] != (Link{}) {
+					t.Fatalf("step %d: PopEach gave %d, in bucket %d, link %+v", step, v, in[v]-1, links[v])
+				}
+				in[v] = 0
+			})
+			count[b] -= n
+			if n > want || n == 0 && want != 0 {
+				t.Fatalf("step %d: PopEach took %d of %d", step, n, want)
+			}
 		default:
-			b := r.IntN(s.Buckets())
+			b := pick()
 			if s.Empty(b) {
 				require.Zero(t, count[b])
 				continue
