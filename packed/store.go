@@ -179,12 +179,11 @@ type bucket[V any] struct {
 	// marked says that the owner marked the bucket since it last emptied
 	// (Mark), and first that the tail chunk is the bucket's first, which
 	// it keeps when it empties if the chunk is no larger than the store's
-	// first-chunk size. Both
-	// are kept here, in what would be the struct's padding, so that a
-	// bucket that empties tells whether it keeps its chunk, and clears its
-	// mark, from the bucket it has just written, reading no chunk and no
-	// bitmap (bench's work units, in which nearly every firing empties a
-	// bucket).
+	// first-chunk size. Both are kept here, in what would be the struct's
+	// padding, so that a bucket that empties tells whether it keeps its
+	// chunk, and clears its mark, from the bucket it has just written,
+	// reading no chunk and no bitmap (bench's work units, in which nearly
+	// every firing empties a bucket).
 	marked, first bool
 }
 
