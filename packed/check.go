@@ -7,9 +7,6 @@ import "fmt"
 // blanks, every entry's Link, and the counts the store keeps. O(chunks +
 // entries); for tests.
 func (s *Store[V]) Check() error {
-	if s.buckets != nil && (s.first < 0 || s.first >= sizes || s.keep != MinChunk<<(s.first+1)) {
-		return fmt.Errorf("first-chunk size number %d, keeping chunks of fewer than %d places", s.first, s.keep)
-	}
 	owner := make([]int, len(s.chunks)) // per chunk: 1 + bucket, or -1 free, -2 blank
 	var total [sizes]int32
 	all := 0
@@ -40,7 +37,7 @@ func (s *Store[V]) Check() error {
 				return fmt.Errorf("bucket %d: chunk %d has %d of %d places", b, c, len(ch.entries), cap(ch.entries))
 			case cap(live) != cap(ch.entries) || &live[:1][0] != &ch.entries[0]:
 				return fmt.Errorf("bucket %d: its live entries are not its tail chunk %d's", b, c)
-			case n == 0 && (c != t || ch.prev != 0 || k > s.first):
+			case n == 0 && (c != t || ch.prev != 0 || cap(ch.entries) >= s.keep):
 				return fmt.Errorf("bucket %d: chunk %d is empty", b, c)
 			case c != t && n != cap(ch.entries):
 				return fmt.Errorf("bucket %d: chunk %d, not the tail, holds %d of %d", b, c, n, cap(ch.entries))

@@ -156,10 +156,10 @@ type Store[V any] struct {
 	free     [sizes]freeList
 	blanks   uint32 // the chunks whose arrays went back, linked through prev
 	nblank   int
-	// first is the size number of a bucket's first chunk, and keep the
-	// capacity of a chunk of the size after it: an emptied first chunk of
-	// less than keep places is one its bucket keeps.
-	first, keep int
+	// keep is the capacity of a chunk of the size after a bucket's first
+	// chunk's: an emptied first chunk of fewer places is one its bucket
+	// keeps, and pushChunk gives an empty bucket a chunk of half of it.
+	keep int
 }
 
 // bucket is where a bucket's chunks end. It keeps no count of its
@@ -201,9 +201,7 @@ func (s *Store[V]) Init(n, firstChunk int) {
 	if n < 0 || n > math.MaxInt32 {
 		panic(fmt.Sprintf("packed: %d buckets; want 0 to %d", n, math.MaxInt32))
 	}
-	first := sizeOf(firstChunk)
-	*s = Store[V]{buckets: make([]bucket[V], n), occupied: make([]uint64, (n+63)/64),
-		first: first, keep: MinChunk << (first + 1)}
+	*s = Store[V]{buckets: make([]bucket[V], n), occupied: make([]uint64, (n+63)/64), keep: 2 * firstChunk}
 }
 
 // Buckets returns the number of buckets. O(1).
@@ -281,7 +279,7 @@ func (s *Store[V]) TryPush(bucket int, link *Link, deadline uint64, v V) bool {
 func (s *Store[V]) pushChunk(bucket int, link *Link, deadline uint64, v V) {
 	b := &s.buckets[bucket] // s.buckets never grows; s.chunks may, in take
 	t := b.tail
-	size := s.first
+	size := sizeOf(s.keep) - 1
 	if t != 0 {
 		// The tail's size from its live entries' capacity, the array's:
 		// not from the tail's place in the table of chunks, which a bucket
