@@ -122,3 +122,65 @@ func ExampleStore_Cut() {
 	// b in bucket 2
 	// c in bucket 1
 }
+
+// PopEach fires a bucket: it takes its entries out from the last, unlinks
+// each and hands its value to f, which may push into the store, as a
+// timer's callback re-arming it does.
+func ExampleStore_PopEach() {
+	var s packed.Store[*timer]
+	s.Init(2, packed.MinChunk)
+	timers := []*timer{{name: "a"}, {name: "b"}, {name: "c"}}
+	for _, t := range timers {
+		s.Push(0, &t.link, 5, t)
+	}
+	fired := s.PopEach(0, len(timers), func(t *timer) {
+		fmt.Println("fire", t.name)
+		if t.name == "b" {
+			s.Push(1, &t.link, 9, t) // re-armed into the other bucket
+		}
+	})
+	fmt.Println("fired", fired, "left", s.Len(0), "re-armed", s.Len(1))
+	// Output:
+	// fire c
+	// fire b
+	// fire a
+	// fired 3 left 0 re-armed 1
+}
+
+// Release, called once per period, gives the garbage collector the free
+// chunks that no bucket took during the period, but for a headroom of an
+// eighth of those the buckets did take: a wave of timers that returns
+// within a period finds the chunks the last one left, and the memory of a
+// burst that has drained goes back after a period in which no bucket
+// needed it.
+func ExampleStore_Release() {
+	var s packed.Store[int]
+	s.Init(64, packed.MinChunk)
+	links := make([]packed.Link, 64*100)
+	wave := func() {
+		for i := range links {
+			s.Push(i%64, &links[i], 0, i)
+		}
+		for b := range 64 {
+			s.PopEach(b, len(links), nil)
+		}
+	}
+	report := func(when string) {
+		free, released := s.Free()
+		fmt.Printf("%s: %d free, %d released\n", when, free, released)
+	}
+	wave() // each bucket keeps its first chunk; its 4 others are free
+	report("after a wave")
+	s.Release() // ends the period in which the wave took its chunks
+	wave()
+	report("after a wave within the next period")
+	s.Release() // the second wave took them: they stay
+	report("at the end of that period")
+	s.Release() // no bucket took any during this one: they go
+	report("after a period without timers")
+	// Output:
+	// after a wave: 256 free, 0 released
+	// after a wave within the next period: 256 free, 0 released
+	// at the end of that period: 256 free, 0 released
+	// after a period without timers: 0 free, 256 released
+}
