@@ -467,7 +467,7 @@ func (s *Store[V]) PopEach(bucket, n int, f func(V)) int {
 		if last == 0 {
 			// dropTail, written out: a bucket of a few timers that fires
 			// empties its first chunk at nearly every one.
-			if !b.first || cap(es) >= s.keep {
+			if !s.keeps(b, es) {
 				s.freeTail(b)
 			}
 			if len(b.live) == 0 {
@@ -493,12 +493,22 @@ func (s *Store[V]) PopEach(bucket, n int, f func(V)) int {
 // bucket, if that leaves it empty, leaves the occupancy bitmap and loses
 // its mark.
 func (s *Store[V]) dropTail(bucket int, b *bucket[V]) {
-	if !b.first || cap(b.live) >= s.keep {
+	if !s.keeps(b, b.live) {
 		s.freeTail(b)
 	}
 	if len(b.live) == 0 {
 		s.emptied(bucket, b)
 	}
+}
+
+// keeps reports whether bucket b keeps its tail chunk, whose entries are
+// es, when that chunk empties: whether it is b's first chunk and of no more
+// than the store's first-chunk size. The rule's one statement on the paths
+// that empty a chunk, PopEach and dropTail; Check states it again from the
+// chunks, not from b.first, which it verifies. Small enough to inline into
+// PopEach's loop.
+func (s *Store[V]) keeps(b *bucket[V], es []Entry[V]) bool {
+	return b.first && cap(es) < s.keep
 }
 
 // emptied clears the occupancy bit and the mark of bucket, b, which has
