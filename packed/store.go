@@ -472,14 +472,12 @@ func (s *Store[V]) PopEach(bucket, n int, f func(V)) int {
 			// beside what f will read of its value. Touching a group
 			// of them at once puts their misses in flight together:
 			// one wait per group, where firing one by one waited for
-			// each, and a linked list's walk overlaps them by reading
-			// its next node. The nil checks are the loads. Work units
-			// at 32,000 pairs: 0.93 of the user CPU without it
-			// (bench/results/workunits-large.txt); BenchmarkExpire,
-			// whose f reads nothing, unchanged. Touching only the next
-			// entry's Link waited for each at 1M timers there, 1.4 to
-			// 1.7 times as long; an assembly prefetch cost a call per
-			// entry, 1.16 of the time at 1,000 pairs.
+			// each, as a linked list's walk avoids by reading its next
+			// node. The nil checks are the loads. Touching only the
+			// next entry's Link made BenchmarkExpire, whose f reads
+			// nothing, wait for each; an assembly prefetch cost a call
+			// per entry where nothing misses (bench's work units at
+			// 1,000 and 32,000 pairs: bench/results/workunits-large.txt).
 			group := es[last&^(lookahead-1) : last+1]
 			for k := range group {
 				_ = *group[k].Link
