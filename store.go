@@ -152,14 +152,18 @@ func (s *store[V]) cancel(h *Holder) bool {
 	return true
 }
 
-// fire fires the timers of bucket, all due at Now, last first so that each
+// fire fires the timers of bucket due at Now, last first so that each
 // leaves without moving another, calling deliver with their values, until
-// the bucket is empty or n have fired, and returns how many fired. No
-// callback can add to the bucket: what they schedule is due after Now, and
-// the bucket holds no timer postponed in place (see postponeFrom). Each
-// timer is out of the wheel before its callback runs, which may panic.
+// the bucket is empty, n have fired or the last timer is not due at Now,
+// and returns how many fired. Each timer is out of the wheel before its
+// callback runs, which may panic. A hierarchical wheel's level-0 bucket
+// holds only timers due at Now, and its callbacks cannot add to it: what
+// they schedule is due after Now, and the bucket holds no timer postponed
+// in place (see postponeFrom). A hashed wheel's bucket may get a later
+// timer, or see one of its timers postponed, from a callback; fire stops
+// there (packed.Store.PopEach), for the wheel to place the rest.
 func (s *store[V]) fire(bucket, n int, deliver func(V)) int {
-	return s.entries.PopEach(bucket, n, deliver)
+	return s.entries.PopEach(bucket, n, s.now, deliver)
 }
 
 // release gives the garbage collector the chunks that no bucket took for

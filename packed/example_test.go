@@ -124,8 +124,10 @@ func ExampleStore_Cut() {
 }
 
 // PopEach fires a bucket: it takes its entries out from the last, unlinks
-// each and hands its value to f, which may push into the store, as a
-// timer's callback re-arming it does.
+// each and hands its value to f, while the last is due. f may push into
+// the store, as a timer's callback re-arming it does; a later entry pushed
+// into the bucket being fired stops PopEach when it comes last, and the
+// caller finds the rest.
 func ExampleStore_PopEach() {
 	var s packed.Store[*timer]
 	s.Init(2, packed.MinChunk)
@@ -133,18 +135,18 @@ func ExampleStore_PopEach() {
 	for _, t := range timers {
 		s.Push(0, &t.link, 5, t)
 	}
-	fired := s.PopEach(0, len(timers), func(t *timer) {
+	fired := s.PopEach(0, len(timers), 5, func(t *timer) {
 		fmt.Println("fire", t.name)
 		if t.name == "b" {
-			s.Push(1, &t.link, 9, t) // re-armed into the other bucket
+			s.Push(0, &t.link, 9, t) // re-armed into the same bucket
 		}
 	})
-	fmt.Println("fired", fired, "left", s.Len(0), "re-armed", s.Len(1))
+	es, _ := s.Tail(0)
+	fmt.Println("fired", fired, "left", s.Len(0), "last due at", es[len(es)-1].Link.Deadline)
 	// Output:
 	// fire c
 	// fire b
-	// fire a
-	// fired 3 left 0 re-armed 1
+	// fired 2 left 2 last due at 9
 }
 
 // Release, called once per period, gives the garbage collector the free
@@ -162,7 +164,7 @@ func ExampleStore_Release() {
 			s.Push(i%64, &links[i], 0, i)
 		}
 		for b := range 64 {
-			s.PopEach(b, len(links), nil)
+			s.PopEach(b, len(links), 0, nil)
 		}
 	}
 	report := func(when string) {

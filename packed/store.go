@@ -34,7 +34,8 @@
 // at once.
 //
 // The package is the storage layer of packwheel's wheels and knows nothing
-// about time. Nothing in it is safe for concurrent use.
+// about time but for PopEach, which fires while the last entry's deadline is
+// the one it is given. Nothing in it is safe for concurrent use.
 package packed
 
 import (
@@ -456,12 +457,15 @@ func (s *Store[V]) Cut(bucket, n int) {
 }
 
 // PopEach takes the entries of bucket out from the last, one at a time,
-// unlinks each and calls f with its value, until the bucket is empty or n
-// entries have gone, and returns how many went: how a wheel fires the
-// timers of a bucket whose time has come. f may change the store, the
-// bucket included; an entry it removes does not come out here. A nil f
-// discards the values. O(1) per entry.
-func (s *Store[V]) PopEach(bucket, n int, f func(V)) int {
+// unlinks each and calls f with its value, while the last entry's
+// Link.Deadline is due, and until the bucket is empty or n entries have
+// gone; it returns how many went: how a wheel fires the timers of a bucket
+// whose time has come. f may change the store, the bucket included; an
+// entry it removes does not come out here, and one it adds or gives a
+// later Link.Deadline stops PopEach when it comes last, so that a wheel
+// firing a bucket where it is fires no timer early. A nil f discards the
+// values. O(1) per entry.
+func (s *Store[V]) PopEach(bucket, n int, due uint64, f func(V)) int {
 	b := &s.buckets[bucket] // s.buckets never grows; s.chunks may, in f
 	i := 0
 	for ; i < n && len(b.live) != 0; i++ {
@@ -483,6 +487,11 @@ func (s *Store[V]) PopEach(bucket, n int, f func(V)) int {
 				_ = *group[k].Link
 			}
 		}
+		e := &es[last]
+		link := e.Link
+		if link.Deadline != due {
+			break
+		}
 		b.live = b.live[:last]
 		s.len--
 		if last == 0 {
@@ -497,8 +506,7 @@ func (s *Store[V]) PopEach(bucket, n int, f func(V)) int {
 		}
 		// The counts first, as in Remove: the clearing's write barrier
 		// then keeps nothing on the stack but what f needs.
-		e := &es[last]
-		link, v := e.Link, e.Value
+		v := e.Value
 		*e = Entry[V]{}
 		*link = Link{}
 		if f != nil {

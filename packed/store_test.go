@@ -10,13 +10,13 @@ import (
 )
 
 // TestStoreRandom pushes, removes, pops one at a time or as a wheel fires
-// (PopEach), moves and releases at random over a few busy buckets and
-// many quiet ones, in phases that fill and drain, against a model of which
-// bucket each link is in and of when each chunk was last freed, and checks
-// every invariant after every step: a chunk goes back to the garbage collector
-// only after a whole period free, and a new array is made only when no
-// chunk of any size is free. It runs with the smallest first chunk, the
-// hierarchical wheel's and the largest.
+// (PopEach, while the last entry is due), moves and releases at random
+// over a few busy buckets and many quiet ones, in phases that fill and
+// drain, against a model of which bucket each link is in and of when each
+// chunk was last freed, and checks every invariant after every step: a
+// chunk goes back to the garbage collector only after a whole period free,
+// and a new array is made only when no chunk of any size is free. It runs
+// with the smallest first chunk, the hierarchical wheel's and the largest.
 func TestStoreRandom(t *testing.T) {
 	seed := rand.Uint64()
 	if env := os.Getenv("SEED"); env != "" {
@@ -100,14 +100,14 @@ func storeRandom(t *testing.T, seed uint64, firstChunk int) {
 			if r.IntN(4) == 0 {
 				b = 0 // one crowded bucket
 			}
-			push(step, b, l, uint64(id), id)
+			push(step, b, l, uint64(id%3), id)
 			in[id] = b + 1
 			count[b]++
 			if r.IntN(8) == 0 {
 				s.Mark(b)
 				marked[b] = true
 			}
-			require.Equal(t, uint64(id), l.Deadline)
+			require.Equal(t, uint64(id%3), l.Deadline)
 		case op < 7 && in[id] != 0:
 			e := s.Find(l)
 			require.NotNil(t, e)
@@ -155,28 +155,33 @@ func storeRandom(t *testing.T, seed uint64, firstChunk int) {
 			count[to] += n
 		case step%4 == 0:
 			// PopEach, as a wheel fires a bucket: from the last entry,
-			// each unlinked before f sees it.
+			// each unlinked before f sees it, while the last is due.
+			// Deadlines are ids modulo 3, so that a bucket holds runs
+			// of entries due together and entries that stop them.
 			b := pick()
-			want := count[b]
 			es, _ := s.Tail(b)
 			var last int
+			due := uint64(r.IntN(3))
 			if len(es) > 0 {
 				last = es[len(es)-1].Value
+				if r.IntN(4) != 0 {
+					due = es[len(es)-1].Link.Deadline
+				}
 			}
-			first := true
-			n := s.PopEach(b, 1+r.IntN(3), func(v int) {
+			first, limit := true, 1+r.IntN(3)
+			n := s.PopEach(b, limit, due, func(v int) {
 				if first && v != last {
 					t.Fatalf("step %d: PopEach took %d before the last entry, %d", step, v, last)
 				}
 				first = false
-				if in[v] != b+1 || links[v] != (Link{}) {
-					t.Fatalf("step %d: PopEach gave %d, in bucket %d, link %+v", step, v, in[v]-1, links[v])
+				if in[v] != b+1 || links[v] != (Link{}) || uint64(v%3) != due {
+					t.Fatalf("step %d: PopEach gave %d, in bucket %d, link %+v, due %d", step, v, in[v]-1, links[v], due)
 				}
 				in[v] = 0
 			})
 			count[b] -= n
-			if n > want || n == 0 && want != 0 {
-				t.Fatalf("step %d: PopEach took %d of %d", step, n, want)
+			if es, _ := s.Tail(b); n > limit || n < limit && len(es) != 0 && es[len(es)-1].Link.Deadline == due {
+				t.Fatalf("step %d: PopEach took %d of at most %d and left a due entry last", step, n, limit)
 			}
 		default:
 			b := pick()
@@ -370,7 +375,7 @@ func TestFirstChunkSize(t *testing.T) {
 		do   func(s *Store[int], bucket int)
 	}{
 		{"Pop", func(s *Store[int], b int) { s.Pop(b) }},
-		{"PopEach", func(s *Store[int], b int) { s.PopEach(b, 1, nil) }},
+		{"PopEach", func(s *Store[int], b int) { s.PopEach(b, 1, 0, nil) }},
 		{"Remove", func(s *Store[int], b int) { es, _ := s.Tail(b); s.Remove(es[0].Link) }},
 		{"Cut", func(s *Store[int], b int) { es, _ := s.Tail(b); s.Cut(b, len(es)) }},
 	} {
@@ -460,7 +465,7 @@ func TestLaterChunkOfFirstSize(t *testing.T) {
 		do   func(s *Store[int], links []Link)
 	}{
 		{"Pop", func(s *Store[int], _ []Link) { s.Pop(0) }},
-		{"PopEach", func(s *Store[int], _ []Link) { s.PopEach(0, 1, nil) }},
+		{"PopEach", func(s *Store[int], _ []Link) { s.PopEach(0, 1, 0, nil) }},
 		{"Remove", func(s *Store[int], links []Link) { s.Remove(&links[MinChunk]) }},
 	} {
 		t.Run(leave.name, func(t *testing.T) {
