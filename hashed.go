@@ -315,7 +315,7 @@ func (w *Hashed[V]) NextExpiry(limit uint64) uint64 {
 
 // holds reports whether bucket holds an entry to look at at tick t, or,
 // with due false, one not to: NextExpiry asks whether timers of tick t are
-// left, gather whether every timer of the bucket is due.
+// left, visit whether every timer of the bucket is due.
 func (w *Hashed[V]) holds(bucket int, t uint64, due bool) bool {
 	for es, prev := w.s.entries.Tail(bucket); ; es, prev = w.s.entries.Chunk(prev) {
 		for i := range es {
@@ -395,12 +395,27 @@ func (w *Hashed[V]) walk(to uint64, limit int, deliver func(V)) bool {
 // visit fires the timers of bucket t%Slots that are due at tick t, and
 // places those postponed in place there by their deadlines, firing or
 // moving at most limit-work of them, and notes the deadlines it passes in
-// sweepMin. It returns false if it stopped at limit. It goes in two steps:
-// gather moves the timers of tick t to the firing bucket, and the firing
-// bucket fires as a hierarchical wheel's level-0 slot does, so that the
-// callbacks, which may cancel or schedule anything, never run while the
-// bucket is being scanned.
+// sweepMin. It returns false if it stopped at limit.
+//
+// When every timer of the bucket is due at t by its entry, as every one is
+// when timers are due within a revolution, they fire where they are,
+// moving none (BenchmarkExpire in bench/, bench's work units): store.fire
+// fires while the last timer is due, so a timer postponed in place, or a
+// later one that a callback adds to the bucket, stops it when it comes
+// last. What is left goes the general way: gather moves the timers of
+// tick t to the firing bucket, which then fires as a hierarchical wheel's
+// level-0 slot does, so that the callbacks, which may cancel or schedule
+// anything, never run while a bucket is being scanned. A bucket of due and
+// later timers is not fired where it is: its last timer's holder, which
+// fire reads, is one that gather, reading the entries' own deadlines,
+// does not.
 func (w *Hashed[V]) visit(t uint64, work *int, limit int, deliver func(V)) bool {
+	if bucket := w.bucketFor(t); !w.holds(bucket, t, false) {
+		*work += w.s.fire(bucket, limit-*work, deliver)
+		if w.s.entries.Empty(bucket) && w.s.entries.Empty(w.firing) {
+			return true
+		}
+	}
 	done := w.gather(t, work, limit)
 	// The firing bucket may hold timers a stopped visit left, besides
 	// those just gathered: as many as limit allows fire.
@@ -420,14 +435,6 @@ func (w *Hashed[V]) gather(t uint64, work *int, limit int) bool {
 	// As in Wheel.cascade: only a marked bucket's entries need their
 	// holders read.
 	postponed := w.s.entries.Marked(bucket)
-	if !postponed && w.s.entries.Empty(w.firing) && !w.holds(bucket, t, false) {
-		// Every timer of the bucket is due, as every one is when timers
-		// are due within a revolution: the bucket's chunks become the
-		// firing bucket's, moving no entry (BenchmarkExpire in bench/).
-		// Firing them stops at the limit as it would after a gather.
-		w.s.entries.Swap(bucket, w.firing)
-		return true
-	}
 	// last says that every entry after e has left: e is the bucket's last,
 	// which Pop takes without reading its holder, as Remove would.
 	last := true

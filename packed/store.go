@@ -600,32 +600,6 @@ func (s *Store[V]) Release() {
 	}
 }
 
-// Swap exchanges the entries of buckets a and b, with their occupancy
-// bits and marks, by giving each the other's chunks: every Link stays
-// valid, as a Link names a chunk, not a bucket. How a wheel moves a whole
-// bucket, whose entries are all due, to an empty one to fire from.
-// O(chunks of a and b).
-func (s *Store[V]) Swap(a, b int) {
-	s.buckets[a], s.buckets[b] = s.buckets[b], s.buckets[a]
-	s.own(a)
-	s.own(b)
-	swapBits(s.occupied, a, b)
-}
-
-// own records bucket as the owner of each of its chunks.
-func (s *Store[V]) own(bucket int) {
-	for c := s.buckets[bucket].tail; c != 0; c = s.chunks[c-1].prev {
-		s.chunks[c-1].bucket = int32(bucket)
-	}
-}
-
-// swapBits exchanges bits a and b of a bitmap of words.
-func swapBits(words []uint64, a, b int) {
-	x, y := words[a>>6]>>(a&63)&1, words[b>>6]>>(b&63)&1
-	words[a>>6] ^= (x ^ y) << (a & 63)
-	words[b>>6] ^= (x ^ y) << (b & 63)
-}
-
 // Tail returns the entries of bucket's last chunk, where a scan of the
 // bucket, last entry first, starts, and the number of the chunk before it,
 // 0 if there is none. The slice aliases the chunk and is valid until the

@@ -118,24 +118,6 @@ func storeRandom(t *testing.T, seed uint64, firstChunk int) {
 			count[b]--
 			require.Equal(t, count[b] == 0, s.Empty(b))
 			*l, in[id] = Link{}, 0
-		case op == 9 && step%3 == 0:
-			a, b := pick(), pick()
-			s.Swap(a, b)
-			for id := range in {
-				switch in[id] {
-				case a + 1:
-					in[id] = b + 1
-				case b + 1:
-					in[id] = a + 1
-				}
-			}
-			count[a], count[b] = count[b], count[a]
-			marked[a], marked[b] = marked[b], marked[a]
-			for id := range links {
-				if in[id] != 0 {
-					require.Equal(t, in[id]-1, s.BucketOf(&links[id]), "link %d", id)
-				}
-			}
 		case op == 8 && step%2 == 0:
 			// Move the last entries of a bucket's tail chunk to another
 			// bucket, read in place, and cut them: a wheel's cascade.
