@@ -397,20 +397,20 @@ func (w *Hashed[V]) walk(to uint64, limit int, deliver func(V)) bool {
 // moving at most limit-work of them, and notes the deadlines it passes in
 // sweepMin. It returns false if it stopped at limit.
 //
-// When every timer of the bucket is due at t by its entry, as every one is
-// when timers are due within a revolution, they fire where they are,
-// moving none (BenchmarkExpire in bench/, bench's work units): store.fire
-// fires while the last timer is due, so a timer postponed in place, or a
-// later one that a callback adds to the bucket, stops it when it comes
-// last. What is left goes the general way: gather moves the timers of
-// tick t to the firing bucket, which then fires as a hierarchical wheel's
-// level-0 slot does, so that the callbacks, which may cancel or schedule
-// anything, never run while a bucket is being scanned. A bucket of due and
-// later timers is not fired where it is: its last timer's holder, which
-// fire reads, is one that gather, reading the entries' own deadlines,
-// does not.
+// When the bucket is unmarked and every timer of it is due at t by its
+// entry, as every one is when timers are due within a revolution, they
+// fire where they are, moving none (BenchmarkExpire in bench/, bench's
+// work units): store.fire fires while the last timer is due, so a later
+// timer that a callback adds to the bucket, or one it postpones in place,
+// stops it when it comes last. What is left goes the general way: gather
+// moves the timers of tick t to the firing bucket, which then fires as a
+// hierarchical wheel's level-0 slot does, so that the callbacks, which may
+// cancel or schedule anything, never run while a bucket is being scanned.
+// Other buckets are not fired where they are: fire would stop at the
+// first later timer or one postponed in place, and gather would scan the
+// bucket again (bench/results/workunits-large.txt has the measured cost).
 func (w *Hashed[V]) visit(t uint64, work *int, limit int, deliver func(V)) bool {
-	if bucket := w.bucketFor(t); !w.holds(bucket, t, false) {
+	if bucket := w.bucketFor(t); !w.s.entries.Marked(bucket) && !w.holds(bucket, t, false) {
 		*work += w.s.fire(bucket, limit-*work, deliver)
 		if w.s.entries.Empty(bucket) && w.s.entries.Empty(w.firing) {
 			return true
