@@ -48,7 +48,6 @@ type harness struct {
 	t       testing.TB
 	w       Timers[int]
 	chk     checker
-	hashed  bool
 	src     source
 	holders []Holder
 	model   model
@@ -72,12 +71,35 @@ type harness struct {
 	// level 0, whose slots then fill, fire, refill and empty by cancels
 	// in every order.
 	near bool
+	// mayPanic lets a callback panic, as a server's handler may: set
+	// around the Advances that advance catches a panic from, which leave
+	// the wheel inside a tick, its timers where the panic found them.
+	mayPanic bool
+}
+
+// callbackPanic is what onExpire panics with when mayPanic lets it.
+const callbackPanic = "model: a callback panics"
+
+// catchCallbackPanic runs advance and reports whether a callback panicked
+// in it, letting any other panic through.
+func (h *harness) catchCallbackPanic(advance func()) (panicked bool) {
+	h.mayPanic = true
+	defer func() {
+		h.mayPanic = false
+		if v := recover(); v != nil {
+			if v != callbackPanic {
+				panic(v)
+			}
+			panicked = true
+		}
+	}()
+	advance()
+	return false
 }
 
 func newHarness(t testing.TB, w Timers[int], src source, timers int) *harness {
 	h := &harness{t: t, w: w, chk: w.(checker), src: src,
 		holders: make([]Holder, timers), model: newModel(timers)}
-	_, h.hashed = w.(*Hashed[int])
 	h.expire = h.onExpire
 	return h
 }
@@ -328,7 +350,9 @@ func (h *harness) minDeadline() uint64 { return h.model.min() }
 // onExpire checks a firing timer against the model and the wheel's
 // invariants, calls the methods a callback may call and checks their
 // answers, tries those it may not, and changes timers from inside the
-// callback: itself, bucket-mates due at the same tick, others.
+// callback: itself, bucket-mates due at the same tick, others. Now and
+// then, in an Advance that advance watches, it panics after its timer is
+// out of the wheel, leaving the rest of the tick to the next Advance.
 func (h *harness) onExpire(v int) {
 	now := h.w.Now()
 	id := h.idOf(v)
@@ -351,6 +375,9 @@ func (h *harness) onExpire(v int) {
 	h.model.drop(id)
 	h.fired++
 	h.verifyInCallback()
+	if h.mayPanic && h.n(32) == 0 {
+		panic(callbackPanic)
+	}
 	for range h.n(h.calls + 1) {
 		op := h.n(9)
 		if h.readOnly && op != 1 && op != 3 && op != 4 {
@@ -471,8 +498,9 @@ func (h *harness) advance() {
 	firedBefore := h.fired
 	switch h.n(3) {
 	case 0:
-		h.w.Advance(to, h.expire)
-		h.caughtUp(before, to)
+		if !h.catchCallbackPanic(func() { h.w.Advance(to, h.expire) }) {
+			h.caughtUp(before, to)
+		}
 	case 1:
 		n := h.limit()
 		if h.n(8) == 0 {
@@ -480,9 +508,13 @@ func (h *harness) advance() {
 			return
 		}
 		buckets := h.buckets()
-		caughtUp := h.w.AdvanceLimit(to, n, h.expire)
+		caughtUp := false
+		panicked := h.catchCallbackPanic(func() { caughtUp = h.w.AdvanceLimit(to, n, h.expire) })
 		if work := h.fired - firedBefore + h.moved(buckets); work > n {
 			h.failf("AdvanceLimit(%d, %d) fired or moved %d", to, n, work)
+		}
+		if panicked {
+			return
 		}
 		if caughtUp {
 			h.caughtUp(before, to)
@@ -524,12 +556,12 @@ func (h *harness) advance() {
 }
 
 // buckets returns the bucket of each holder's timer, -1 for none, for
-// moved to count the timers a bounded advance moved down a level; nil
-// where moves are not what changes buckets: in a hashed wheel, which
-// moves whole buckets to fire from without counting them, or in a run
-// whose callbacks schedule.
+// moved to count the timers a bounded advance moved: down a level, or in
+// a hashed wheel to where a postponed deadline places them or to the
+// firing bucket; nil in a run whose callbacks schedule, where moves are
+// not what changes buckets.
 func (h *harness) buckets() []int {
-	if h.hashed || h.calls != 0 {
+	if h.calls != 0 {
 		return nil
 	}
 	buckets := make([]int, len(h.holders))
