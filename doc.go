@@ -11,11 +11,10 @@
 // last entry of the bucket into the hole and updating its holder.
 //
 // Where entries live is one rule (package packed). A bucket is a list of
-// chunks, contiguous arrays of 4 to 64 entries, that fills at its tail; a
+// chunks, contiguous arrays of 8 to 64 entries, that fills at its tail; a
 // chunk its bucket empties goes to the wheel's free list (but its first
-// chunk, of 4 entries in a hashed wheel and 8 in a hierarchical one, which
-// the bucket keeps for its next fill), and a bucket
-// that needs one takes a free one before anything is allocated, so
+// chunk, of 8 entries, which the bucket keeps for its next fill), and a
+// bucket that needs one takes a free one before anything is allocated, so
 // buckets grow and shrink without copying, and timers that come and go,
 // one at a time or in waves, reuse the same memory. Free chunks that no
 // bucket needed for [Retain] ticks go back to the garbage collector, save

@@ -22,7 +22,7 @@ type HashedOptions struct {
 	// means DefaultHashedSlots. A timer waits in bucket deadline%Slots for
 	// as many revolutions as it needs, so more slots mean fewer timers to
 	// compare per tick and more memory (32 bytes and a bit per slot, and
-	// the first chunk a bucket keeps once it has held a timer: 4 entries).
+	// the first chunk a bucket keeps once it has held a timer: 8 entries).
 	Slots int
 }
 
@@ -100,7 +100,7 @@ func (w *Hashed[V]) ready() {
 	w.firing = w.slots
 	// Every bucket of the ring may postpone in place; the firing bucket
 	// may not.
-	w.s.init(w.slots+1, packed.MinChunk, 0, w.slots)
+	w.s.init(w.slots+1, 0, w.slots)
 }
 
 // Slots returns the number of buckets. O(1).

@@ -165,8 +165,8 @@ func TestMemoryAfterBurst(t *testing.T) {
 			t.Logf("%s: %d KiB held after the burst, %d KiB two periods on", k.name, (int64(held)-int64(base))>>10, (int64(after)-int64(base))>>10)
 			require.Greater(t, int64(held)-int64(base), int64(burst*24), "the chunks were kept")
 			// What stays: the first chunk of each bucket the burst used (a
-			// hashed wheel's 1000, of 4 entries, 96 bytes each; a
-			// hierarchical wheel's fewer than 100, of 8), and the table of chunks, 32
+			// hashed wheel's 1000, a hierarchical wheel's fewer than 100,
+			// of 8 entries, 192 bytes each), and the table of chunks, 32
 			// bytes for each chunk the burst used, in a slice grown by
 			// doubling: under an eighth of it all.
 			require.Less(t, int64(after)-int64(base), int64(held-base)/8, "the chunks went back")

@@ -57,13 +57,17 @@ type store[V any] struct {
 // chunks the last one left, and memory held for a burst goes back once
 // the burst has drained (TestMemoryAfterBurst); the wheel keeps a headroom
 // of an eighth of what its buckets needed at their peak (packed.Headroom).
-// At 1 ms a tick it is about 4 s.
-const Retain = 1 << 12
+//
+// It is a default hashed wheel's revolution, 4,096 ticks, which is also
+// one turn of the hierarchical wheel's level 1: timers that come back
+// once a turn, as a hashed wheel's buckets do, find their chunks
+// (TestPatternsAllocateNothing's hashed Expire allocates at every batch
+// with a quarter of it). At 1 ms a tick it is about 4 s.
+const Retain = DefaultHashedSlots
 
-// init makes the buckets, whose first chunks hold firstChunk entries
-// (packed.Store.Init).
-func (s *store[V]) init(buckets, firstChunk, postponeFrom, postponable int) {
-	s.entries.Init(buckets, firstChunk)
+// init makes the buckets (packed.Store.Init).
+func (s *store[V]) init(buckets, postponeFrom, postponable int) {
+	s.entries.Init(buckets)
 	s.occupied = s.entries.Occupied()
 	s.postponeFrom, s.postponable = postponeFrom, postponable
 	s.releaseAt = min(s.now, MaxTick) + Retain

@@ -1,10 +1,6 @@
 package packwheel
 
-import (
-	"math"
-
-	"github.com/packwheel/packwheel/packed"
-)
+import "math"
 
 // Wheel is a hierarchical timer wheel: 11 levels of 64 slots, each level 64
 // times coarser than the one below (the table in level.go gives each
@@ -89,22 +85,11 @@ func (w *Wheel[V]) setHint(bucket int, start uint64) {
 	w.hint, w.hintUntil, w.hinted = hint{bucket, start}, until, true
 }
 
-// firstChunk is the number of entries of the first chunk of a
-// hierarchical wheel's buckets, which a bucket keeps when it empties: twice
-// a hashed wheel's. A level-0 bucket fills with the timers due at one tick
-// and fires whole; with a first chunk of 4, one that holds 5 to 12 timers
-// takes a chunk from the free list and gives it back at every fill, as
-// many of bench's work units' buckets do (bench/cmd/workunits, its rows in
-// bench/results). What emptied buckets keep is bounded by the wheel's 704
-// buckets: 5,632 entries at most, fewer than the 16,384 that a default
-// hashed wheel's 4,096 buckets keep with 4 each.
-const firstChunk = 2 * packed.MinChunk
-
 func (w *Wheel[V]) ready() {
 	if w.s.occupied == nil {
 		// Level 0 holds exact ticks, so only coarser levels postpone in
 		// place.
-		w.s.init(levelCount*levelSlots, firstChunk, levelSlots, (levelCount-1)*levelSlots)
+		w.s.init(levelCount*levelSlots, levelSlots, (levelCount-1)*levelSlots)
 	}
 }
 

@@ -37,7 +37,7 @@ func (s *Store[V]) Check() error {
 				return fmt.Errorf("bucket %d: chunk %d has %d of %d places", b, c, len(ch.entries), cap(ch.entries))
 			case cap(live) != cap(ch.entries) || &live[:1][0] != &ch.entries[0]:
 				return fmt.Errorf("bucket %d: its live entries are not its tail chunk %d's", b, c)
-			case n == 0 && (c != t || ch.prev != 0 || cap(ch.entries) >= s.keep):
+			case n == 0 && (c != t || ch.prev != 0 || cap(ch.entries) >= 2*MinChunk):
 				return fmt.Errorf("bucket %d: chunk %d is empty", b, c)
 			case c != t && n != cap(ch.entries):
 				return fmt.Errorf("bucket %d: chunk %d, not the tail, holds %d of %d", b, c, n, cap(ch.entries))

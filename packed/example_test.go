@@ -18,7 +18,7 @@ type timer struct {
 // O(1).
 func ExampleStore_Remove() {
 	var s packed.Store[*timer]
-	s.Init(1, packed.MinChunk)
+	s.Init(1)
 	timers := []*timer{{name: "a"}, {name: "b"}, {name: "c"}}
 	for i, t := range timers {
 		s.Push(0, &t.link, uint64(10*(i+1)), t)
@@ -46,14 +46,14 @@ func ExampleStore_Remove() {
 // the bucket keeps its first chunk for its next fill.
 func ExampleStore_Push() {
 	var s packed.Store[int]
-	s.Init(2, packed.MinChunk)
-	links := make([]packed.Link, 20)
+	s.Init(2)
+	links := make([]packed.Link, 40)
 	for i := range links {
 		s.Push(0, &links[i], 0, i)
 	}
 	for es, prev := s.Tail(0); ; es, prev = s.Chunk(prev) {
 		// Each chunk's size is the allocator's size class for it: on a
-		// 64-bit platform with int values, exactly 4, 8 and 16.
+		// 64-bit platform with int values, exactly 8, 16 and 32.
 		fmt.Println("chunk holds", len(es))
 		if prev == 0 {
 			break
@@ -65,9 +65,9 @@ func ExampleStore_Push() {
 	free, _ := s.Free()
 	fmt.Println("free chunks", free)
 	// Output:
+	// chunk holds 16
+	// chunk holds 16
 	// chunk holds 8
-	// chunk holds 8
-	// chunk holds 4
 	// free chunks 2
 }
 
@@ -75,8 +75,8 @@ func ExampleStore_Push() {
 // its caller; Push, which may take a new chunk, follows when it refuses.
 func ExampleStore_TryPush() {
 	var s packed.Store[int]
-	s.Init(1, packed.MinChunk)
-	links := make([]packed.Link, 6)
+	s.Init(1)
+	links := make([]packed.Link, 10)
 	for i := range links {
 		if !s.TryPush(0, &links[i], 0, i) {
 			fmt.Println("entry", i, "needs a new chunk")
@@ -86,8 +86,8 @@ func ExampleStore_TryPush() {
 	fmt.Println("bucket holds", s.Len(0))
 	// Output:
 	// entry 0 needs a new chunk
-	// entry 4 needs a new chunk
-	// bucket holds 6
+	// entry 8 needs a new chunk
+	// bucket holds 10
 }
 
 // A wheel moving a bucket's timers to other buckets reads them in place,
@@ -95,7 +95,7 @@ func ExampleStore_TryPush() {
 // entries from the tail chunk at once.
 func ExampleStore_Cut() {
 	var s packed.Store[*timer]
-	s.Init(3, packed.MinChunk)
+	s.Init(3)
 	timers := []*timer{{name: "a"}, {name: "b"}, {name: "c"}}
 	for i, t := range timers {
 		s.Push(0, &t.link, uint64(i), t)
@@ -130,7 +130,7 @@ func ExampleStore_Cut() {
 // caller finds the rest.
 func ExampleStore_PopEach() {
 	var s packed.Store[*timer]
-	s.Init(2, packed.MinChunk)
+	s.Init(2)
 	timers := []*timer{{name: "a"}, {name: "b"}, {name: "c"}}
 	for _, t := range timers {
 		s.Push(0, &t.link, 5, t)
@@ -157,7 +157,7 @@ func ExampleStore_PopEach() {
 // needed it.
 func ExampleStore_Release() {
 	var s packed.Store[int]
-	s.Init(64, packed.MinChunk)
+	s.Init(64)
 	links := make([]packed.Link, 64*100)
 	wave := func() {
 		for i := range links {
@@ -171,7 +171,7 @@ func ExampleStore_Release() {
 		free, released := s.Free()
 		fmt.Printf("%s: %d free, %d released\n", when, free, released)
 	}
-	wave() // each bucket keeps its first chunk; its 4 others are free
+	wave() // each bucket keeps its first chunk; its 3 others are free
 	report("after a wave")
 	s.Release() // ends the period in which the wave took its chunks
 	wave()
@@ -181,8 +181,8 @@ func ExampleStore_Release() {
 	s.Release() // no bucket took any during this one: they go
 	report("after a period without timers")
 	// Output:
-	// after a wave: 256 free, 0 released
-	// after a wave within the next period: 256 free, 0 released
-	// at the end of that period: 256 free, 0 released
-	// after a period without timers: 0 free, 256 released
+	// after a wave: 192 free, 0 released
+	// after a wave within the next period: 192 free, 0 released
+	// at the end of that period: 192 free, 0 released
+	// after a period without timers: 0 free, 192 released
 }

@@ -11,18 +11,17 @@
 // # Where entries live
 //
 // A bucket is a list of chunks that fills at its tail. Its first chunk
-// holds the store's first-chunk size of entries, which Init sets, and each
-// chunk after it twice the one before, up to MaxChunk: a bucket of n
-// entries holds fewer than MaxChunk spare places, and one of a few entries
-// holds a few. A chunk that its bucket empties goes to the store's free
-// list for its size, but for a bucket's first chunk, of at most the
-// first-chunk size, which the empty bucket keeps for its next fill (a
-// bucket that fills and fires every few ticks would otherwise take and
-// give back a chunk each time); and a bucket that
-// needs a chunk takes a free one before it allocates: of the size it
-// needs, or else of the nearest size there is, larger first. So timers
-// which come and go, one at a time or in waves, reuse the same memory, and
-// a wave that returns a little different from the last one finds it too.
+// holds MinChunk entries and each chunk after it twice the one before, up
+// to MaxChunk: a bucket of n entries holds fewer than MaxChunk spare
+// places, and one of a few entries holds a few. A chunk that its bucket
+// empties goes to the store's free list for its size, but for a bucket's
+// first chunk, of MinChunk entries, which the empty bucket keeps for its
+// next fill (a bucket that fills and fires every few ticks would otherwise
+// take and give back a chunk each time); and a bucket that needs a chunk
+// takes a free one before it allocates: of the size it needs, or else of
+// the nearest size there is, larger first. So timers which come and go,
+// one at a time or in waves, reuse the same memory, and a wave that
+// returns a little different from the last one finds it too.
 // The store holds an eighth more chunks of each size than its buckets
 // need at their peak (Headroom): when it runs out, it allocates that many
 // at once, and Release keeps that many. Release gives the garbage
@@ -46,19 +45,22 @@ import (
 )
 
 // MinChunk is the fewest entries a chunk holds, and MaxChunk the most;
-// chunks hold MinChunk entries or a doubling of it. A bucket's chunks
-// double from its store's first-chunk size (Init), at least MinChunk so
-// that a bucket of a few timers, as most of a sparse hashed wheel's are,
-// holds a few spare places, and stop at MaxChunk so that a crowded bucket
-// holds fewer than MaxChunk spare places and its chunks are few bytes each
-// in the table (TestMemoryPerTimer bounds the bytes per timer).
+// chunks hold MinChunk entries or a doubling of it. A bucket's first chunk
+// holds MinChunk, which it keeps when it empties: enough for the few
+// timers that most buckets of a wheel hold at a time, a hierarchical
+// wheel's level-0 bucket due at one tick or a sparse hashed wheel's, to
+// come and go without taking a chunk from the free list and giving it
+// back, and few enough that what empty buckets keep stays small beside the
+// timers (TestMemoryPerTimer). Its chunks stop doubling at MaxChunk, so
+// that a crowded bucket holds fewer than MaxChunk spare places and its
+// chunks cost few bytes each in the table.
 const (
-	MinChunk = 4
+	MinChunk = 8
 	MaxChunk = 64
 )
 
 // sizes is the number of chunk sizes, MinChunk to MaxChunk, doubling.
-const sizes = 5
+const sizes = 4
 
 // lookahead is how many entries' Links PopEach touches at once, a power
 // of two: enough misses in flight together to hide most of their wait,
@@ -137,7 +139,7 @@ type freeList struct {
 // Its invariants, which Check verifies:
 //
 //	every chunk of a bucket but its tail is full, and none is empty but
-//	    the first chunk, of at most the first-chunk size, that an empty
+//	    the first chunk, of MinChunk entries, that an empty
 //	    bucket keeps
 //	bucket.first says whether its tail chunk is its first
 //	bucket.live is the tail chunk's array up to its last entry, nil for
@@ -162,10 +164,6 @@ type Store[V any] struct {
 	free     [sizes]freeList
 	blanks   uint32 // the chunks whose arrays went back, linked through prev
 	nblank   int
-	// keep is the capacity of a chunk of the size after a bucket's first
-	// chunk's: an emptied first chunk of fewer places is one its bucket
-	// keeps, and pushChunk gives an empty bucket a chunk of half of it.
-	keep int
 }
 
 // bucket is where a bucket's chunks end. It keeps no count of its
@@ -184,8 +182,7 @@ type bucket[V any] struct {
 	tail uint32 // its last chunk plus one; 0 for none
 	// marked says that the owner marked the bucket since it last emptied
 	// (Mark), and first that the tail chunk is the bucket's first, which
-	// it keeps when it empties if the chunk is no larger than the store's
-	// first-chunk size. Both are kept here, in what would be the struct's
+	// it keeps when it empties if the chunk holds MinChunk entries. Both are kept here, in what would be the struct's
 	// padding, so that a bucket that empties tells whether it keeps its
 	// chunk, and clears its mark, from the bucket it has just written,
 	// reading no chunk and no bitmap (bench's work units, in which nearly
@@ -193,21 +190,15 @@ type bucket[V any] struct {
 	marked, first bool
 }
 
-// Init makes n empty buckets, numbered 0 to n-1, whose first chunks hold
-// firstChunk entries, and forgets any entries. firstChunk must be MinChunk
-// or a doubling of it up to MaxChunk, and n from 0 to 2^31-1; Init panics
-// otherwise, before it changes anything. An emptied bucket keeps its first
-// chunk, so the choice weighs how many timers a bucket takes at each fill
-// against the memory its buckets keep empty: n times firstChunk entries at
-// most. O(n).
-func (s *Store[V]) Init(n, firstChunk int) {
-	if firstChunk < MinChunk || firstChunk > MaxChunk || MinChunk<<sizeOf(firstChunk) != firstChunk {
-		panic(fmt.Sprintf("packed: a first chunk of %d entries; want %d or a doubling of it up to %d", firstChunk, MinChunk, MaxChunk))
-	}
+// Init makes n empty buckets, numbered 0 to n-1, and forgets any
+// entries. n must be from 0 to 2^31-1; Init panics otherwise, before it
+// changes anything. An emptied bucket keeps its first chunk, so the
+// buckets keep n times MinChunk entries at most. O(n).
+func (s *Store[V]) Init(n int) {
 	if n < 0 || n > math.MaxInt32 {
 		panic(fmt.Sprintf("packed: %d buckets; want 0 to %d", n, math.MaxInt32))
 	}
-	*s = Store[V]{buckets: make([]bucket[V], n), occupied: make([]uint64, (n+63)/64), keep: 2 * firstChunk}
+	*s = Store[V]{buckets: make([]bucket[V], n), occupied: make([]uint64, (n+63)/64)}
 }
 
 // Buckets returns the number of buckets. O(1).
@@ -285,7 +276,7 @@ func (s *Store[V]) TryPush(bucket int, link *Link, deadline uint64, v V) bool {
 func (s *Store[V]) pushChunk(bucket int, link *Link, deadline uint64, v V) {
 	b := &s.buckets[bucket] // s.buckets never grows; s.chunks may, in take
 	t := b.tail
-	size := sizeOf(s.keep) - 1
+	size := 0
 	if t != 0 {
 		// The tail's size from its live entries' capacity, the array's:
 		// not from the tail's place in the table of chunks, which a bucket
@@ -518,7 +509,7 @@ func (s *Store[V]) PopEach(bucket, n int, due uint64, f func(V)) int {
 
 // dropTail is what Remove, Pop, Cut and PopEach do when they empty the
 // tail chunk of bucket b: the chunk goes to its free list, unless it is the
-// first chunk, of at most the first-chunk size, which the bucket keeps; the
+// first chunk, of MinChunk entries, which the bucket keeps; the
 // bucket, if that leaves it empty, leaves the occupancy bitmap and loses
 // its mark.
 func (s *Store[V]) dropTail(bucket int, b *bucket[V]) {
@@ -531,13 +522,14 @@ func (s *Store[V]) dropTail(bucket int, b *bucket[V]) {
 }
 
 // keeps reports whether bucket b keeps its tail chunk, whose entries are
-// es, when that chunk empties: whether it is b's first chunk and of no more
-// than the store's first-chunk size. The rule's one statement on the paths
+// es, when that chunk empties: whether it is b's first chunk and of
+// MinChunk entries (its capacity rounded up by the allocator, never to a
+// doubling). The rule's one statement on the paths
 // that empty a chunk, PopEach and dropTail; Check states it again from the
 // chunks, not from b.first, which it verifies. Small enough to inline into
 // PopEach's loop.
 func (s *Store[V]) keeps(b *bucket[V], es []Entry[V]) bool {
-	return b.first && cap(es) < s.keep
+	return b.first && cap(es) < 2*MinChunk
 }
 
 // emptied clears the occupancy bit and the mark of bucket, b, which has

@@ -1,6 +1,8 @@
 package packed
 
 import (
+	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
 	"strconv"
@@ -26,15 +28,9 @@ func TestStoreRandom(t *testing.T) {
 		}
 	}
 	t.Logf("seed %d (replay with SEED=%d)", seed, seed)
-	for _, firstChunk := range []int{MinChunk, 2 * MinChunk, MaxChunk} {
-		t.Run(strconv.Itoa(firstChunk), func(t *testing.T) { storeRandom(t, seed, firstChunk) })
-	}
-}
-
-func storeRandom(t *testing.T, seed uint64, firstChunk int) {
 	r := rand.New(rand.NewPCG(seed, 2))
 	var s Store[int]
-	s.Init(48, firstChunk)
+	s.Init(48)
 	// pick returns a bucket: one of the first five, busy, but now and
 	// then any, so that new buckets keep needing a first chunk while
 	// larger ones are free, as a wheel's do when its timers move on.
@@ -226,7 +222,7 @@ func storeRandom(t *testing.T, seed uint64, firstChunk int) {
 // tail chunk, and not much more than twice its entries.
 func TestChunkSizes(t *testing.T) {
 	var s Store[int]
-	s.Init(1, MinChunk)
+	s.Init(1)
 	links := make([]Link, 1000)
 	for n := range links {
 		s.Push(0, &links[n], 0, n)
@@ -248,7 +244,7 @@ func TestChunkSizes(t *testing.T) {
 // freed or taken during it.
 func TestReleaseAfterAPeriod(t *testing.T) {
 	var s Store[int]
-	s.Init(2, MinChunk)
+	s.Init(2)
 	links := make([]Link, 200)
 	for i := range links {
 		s.Push(0, &links[i], 0, i)
@@ -266,7 +262,7 @@ func TestReleaseAfterAPeriod(t *testing.T) {
 	require.Equal(t, chunks-1, free)
 	require.Zero(t, released)
 
-	for i := range 20 { // a few come back, in the free chunks of 8 and 16
+	for i := range 20 { // a few come back, in the free chunks of 16 and 32
 		s.Push(1, &links[i], 0, i)
 	}
 	s.Release() // the larger chunks stayed free through it
@@ -274,7 +270,7 @@ func TestReleaseAfterAPeriod(t *testing.T) {
 	require.Zero(t, free)
 	require.Equal(t, chunks-3, released)
 	for _, es := range chunksOf(&s, 1) {
-		require.Less(t, cap(es), 32, "the bucket took the sizes it needed")
+		require.Less(t, cap(es), 64, "the bucket took the sizes it needed")
 	}
 	require.NoError(t, s.Check())
 
@@ -290,7 +286,7 @@ func TestReleaseAfterAPeriod(t *testing.T) {
 // allocates nothing, at chunk boundaries too.
 func TestStoreZeroAllocs(t *testing.T) {
 	var s Store[int]
-	s.Init(2, MinChunk)
+	s.Init(2)
 	links := make([]Link, 300)
 	for i := range links {
 		s.Push(i%2, &links[i], 0, i)
@@ -312,15 +308,15 @@ func TestStoreZeroAllocs(t *testing.T) {
 
 // TestNearestFreeSize checks that a bucket needing a chunk of a size none
 // of whose chunks is free takes the nearest free one, larger first, before
-// it allocates, and that an emptied bucket keeps its first chunk of 4.
+// it allocates, and that an emptied bucket keeps its first chunk of 8.
 func TestNearestFreeSize(t *testing.T) {
 	var s Store[int]
-	s.Init(3, MinChunk)
+	s.Init(3)
 	links := make([]Link, 100)
-	for i := range 12 { // bucket 0: chunks of 4 and 8
+	for i := range 24 { // bucket 0: chunks of 8 and 16
 		s.Push(0, &links[i], 0, i)
 	}
-	for i := 12; i < 40; i++ { // bucket 1: 4, 8 and 16
+	for i := 24; i < 80; i++ { // bucket 1: 8, 16 and 32
 		s.Push(1, &links[i], 0, i)
 	}
 	for !s.Empty(1) {
@@ -329,28 +325,28 @@ func TestNearestFreeSize(t *testing.T) {
 	for !s.Empty(0) {
 		s.Pop(0)
 	}
-	// Free: two of 8 and one of 16; the empty buckets keep their chunks of
-	// 4. Bucket 2 needs 4: none is free, so the nearest larger, 8; then
-	// 16; then 32, and the nearest is smaller, 8; then 16, and none is
-	// left: a new one.
+	// Free: two of 16 and one of 32; the empty buckets keep their chunks
+	// of 8. Bucket 2 needs 8: none is free, so the nearest larger, 16;
+	// then 32; then 64, and the nearest is smaller, 16; then 32, and none
+	// is left: a new one.
 	var got []int
-	for i := range 40 {
+	for i := range 80 {
 		s.Push(2, &links[i], 0, i)
 	}
 	for _, es := range chunksOf(&s, 2) {
 		got = append([]int{MinChunk << sizeOf(cap(es))}, got...) // rounded up by the allocator
 	}
-	require.Equal(t, []int{8, 16, 8, 16}, got)
+	require.Equal(t, []int{16, 32, 16, 32}, got)
 	free, _ := s.Free()
 	require.Zero(t, free)
 	require.NoError(t, s.Check())
 }
 
 // TestFirstChunkSize checks that a store's buckets start with a chunk of
-// the size Init gave and keep it when they empty, however their entries
+// MinChunk entries and keep it when they empty, however their entries
 // leave, and that a bucket whose first chunk is larger, taken because none
-// of that size was free, gives it back: emptied buckets keep at most their
-// first-chunk size each.
+// of that size was free, gives it back: emptied buckets keep at most
+// MinChunk entries each.
 func TestFirstChunkSize(t *testing.T) {
 	for _, leave := range []struct {
 		name string
@@ -363,14 +359,14 @@ func TestFirstChunkSize(t *testing.T) {
 	} {
 		t.Run(leave.name, func(t *testing.T) {
 			var s Store[int]
-			s.Init(2, 2*MinChunk)
+			s.Init(2)
 			// Capacities are rounded up to the allocator's size classes,
 			// which differ between platforms: sizeOf names the size.
 			size := func(es []Entry[int]) int { return MinChunk << sizeOf(cap(es)) }
 			links := make([]Link, 4*MinChunk)
 			s.Push(0, &links[0], 0, 0)
 			es, _ := s.Tail(0)
-			require.Equal(t, 2*MinChunk, size(es), "the first chunk")
+			require.Equal(t, MinChunk, size(es), "the first chunk")
 			for i := 1; len(chunksOf(&s, 0)) < 2; i++ { // a second chunk, of 16
 				s.Push(0, &links[i], 0, i)
 			}
@@ -378,7 +374,7 @@ func TestFirstChunkSize(t *testing.T) {
 				leave.do(&s, 0)
 			}
 			es, prev := s.Tail(0)
-			require.Equal(t, 2*MinChunk, size(es), "the emptied bucket keeps its first chunk")
+			require.Equal(t, MinChunk, size(es), "the emptied bucket keeps its first chunk")
 			require.Zero(t, prev)
 			free, _ := s.Free()
 			require.Equal(t, 1, free, "the chunk of 16 is free")
@@ -386,10 +382,10 @@ func TestFirstChunkSize(t *testing.T) {
 
 			s.Push(1, &links[0], 0, 0) // needs 8; only 16 is free
 			es, _ = s.Tail(1)
-			require.Equal(t, 4*MinChunk, size(es))
+			require.Equal(t, 2*MinChunk, size(es))
 			leave.do(&s, 1)
 			es, _ = s.Tail(1)
-			require.Nil(t, es, "a first chunk larger than the first-chunk size goes back")
+			require.Nil(t, es, "a first chunk of more than MinChunk entries goes back")
 			free, _ = s.Free()
 			require.Equal(t, 1, free)
 			require.NoError(t, s.Check())
@@ -397,27 +393,21 @@ func TestFirstChunkSize(t *testing.T) {
 	}
 }
 
-// TestInitRefuses checks that Init refuses a first-chunk size that is not
-// MinChunk or a doubling of it up to MaxChunk, and a number of buckets out
-// of range, with a message naming the package, and leaves the store as it
-// was.
+// TestInitRefuses checks that Init refuses a number of buckets out of
+// range with a message naming the package, and leaves the store as it was.
 func TestInitRefuses(t *testing.T) {
 	var s Store[int]
-	s.Init(2, MinChunk)
+	s.Init(2)
 	var l Link
 	s.Push(1, &l, 7, 7)
 	for _, bad := range []struct {
-		n, firstChunk int
-		msg           string
+		n   int
+		msg string
 	}{
-		{1, 0, "packed: a first chunk of 0 entries; want 4 or a doubling of it up to 64"},
-		{1, 2, "packed: a first chunk of 2 entries; want 4 or a doubling of it up to 64"},
-		{1, 12, "packed: a first chunk of 12 entries; want 4 or a doubling of it up to 64"},
-		{1, 128, "packed: a first chunk of 128 entries; want 4 or a doubling of it up to 64"},
-		{1, -4, "packed: a first chunk of -4 entries; want 4 or a doubling of it up to 64"},
-		{-1, MinChunk, "packed: -1 buckets; want 0 to 2147483647"},
+		{-1, "packed: -1 buckets; want 0 to 2147483647"},
+		{math.MinInt, fmt.Sprintf("packed: %d buckets; want 0 to 2147483647", math.MinInt)},
 	} {
-		require.PanicsWithValue(t, bad.msg, func() { s.Init(bad.n, bad.firstChunk) })
+		require.PanicsWithValue(t, bad.msg, func() { s.Init(bad.n) })
 		require.Equal(t, 2, s.Buckets())
 		require.Equal(t, 7, s.Find(&l).Value)
 		require.NoError(t, s.Check())
@@ -452,7 +442,7 @@ func TestLaterChunkOfFirstSize(t *testing.T) {
 	} {
 		t.Run(leave.name, func(t *testing.T) {
 			var s Store[int]
-			s.Init(1+Headroom, MinChunk)
+			s.Init(1 + Headroom)
 			links := make([]Link, MinChunk+1+Headroom)
 			for i := range MinChunk { // bucket 0's first chunk, full
 				s.Push(0, &links[i], 0, i)
@@ -464,7 +454,7 @@ func TestLaterChunkOfFirstSize(t *testing.T) {
 				s.Push(b, &links[MinChunk+b], 0, b)
 			}
 			require.Equal(t, int32(1), s.free[0].n, "a spare chunk of MinChunk places")
-			s.Push(0, &links[MinChunk], 0, MinChunk) // needs 8 places; only 4 are free
+			s.Push(0, &links[MinChunk], 0, MinChunk) // needs 16 places; only 8 are free
 			es, prev := s.Tail(0)
 			require.Equal(t, MinChunk, cap(es), "the spare is the second chunk")
 			require.NotZero(t, prev)
