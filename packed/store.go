@@ -139,8 +139,7 @@ type freeList struct {
 // Its invariants, which Check verifies:
 //
 //	every chunk of a bucket but its tail is full, and none is empty but
-//	    the first chunk, of MinChunk entries, that an empty
-//	    bucket keeps
+//	    the first chunk, of MinChunk entries, that an empty bucket keeps
 //	bucket.first says whether its tail chunk is its first
 //	bucket.live is the tail chunk's array up to its last entry, nil for
 //	    no tail; the places after it, and all a free chunk's, are zero
@@ -182,11 +181,12 @@ type bucket[V any] struct {
 	tail uint32 // its last chunk plus one; 0 for none
 	// marked says that the owner marked the bucket since it last emptied
 	// (Mark), and first that the tail chunk is the bucket's first, which
-	// it keeps when it empties if the chunk holds MinChunk entries. Both are kept here, in what would be the struct's
-	// padding, so that a bucket that empties tells whether it keeps its
-	// chunk, and clears its mark, from the bucket it has just written,
-	// reading no chunk and no bitmap (bench's work units, in which nearly
-	// every firing empties a bucket).
+	// it keeps when it empties if the chunk holds MinChunk entries. Both
+	// are kept here, in what would be the struct's padding, so that a
+	// bucket that empties tells whether it keeps its chunk, and clears its
+	// mark, from the bucket it has just written, reading no chunk and no
+	// bitmap (bench's work units, in which nearly every firing empties a
+	// bucket).
 	marked, first bool
 }
 
@@ -276,7 +276,7 @@ func (s *Store[V]) TryPush(bucket int, link *Link, deadline uint64, v V) bool {
 func (s *Store[V]) pushChunk(bucket int, link *Link, deadline uint64, v V) {
 	b := &s.buckets[bucket] // s.buckets never grows; s.chunks may, in take
 	t := b.tail
-	size := 0
+	size := 0 // a first chunk's
 	if t != 0 {
 		// The tail's size from its live entries' capacity, the array's:
 		// not from the tail's place in the table of chunks, which a bucket
