@@ -47,13 +47,14 @@ func ExampleStore_Remove() {
 func ExampleStore_Push() {
 	var s packed.Store[int]
 	s.Init(2)
-	links := make([]packed.Link, 40)
+	links := make([]packed.Link, 24)
 	for i := range links {
 		s.Push(0, &links[i], 0, i)
 	}
 	for es, prev := s.Tail(0); ; es, prev = s.Chunk(prev) {
-		// Each chunk's size is the allocator's size class for it: on a
-		// 64-bit platform with int values, exactly 8, 16 and 32.
+		// Each chunk holds 8, then 16 entries, or up to the allocator's
+		// size class for them: exactly so on a 64-bit platform with int
+		// values, where the next push would take a chunk of 32.
 		fmt.Println("chunk holds", len(es))
 		if prev == 0 {
 			break
@@ -66,9 +67,8 @@ func ExampleStore_Push() {
 	fmt.Println("free chunks", free)
 	// Output:
 	// chunk holds 16
-	// chunk holds 16
 	// chunk holds 8
-	// free chunks 2
+	// free chunks 1
 }
 
 // TryPush pushes only into a tail chunk with room, and so can inline into
