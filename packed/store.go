@@ -71,7 +71,12 @@ const lookahead = 8
 // a store keeps beyond them, of each size: in a steady state, the peaks of
 // one period differ from the last's by the few chunks that a bucket's
 // timers spilling over into one more take, and without headroom each new
-// peak allocated them (TestRearmSteadyState, TestMemoryAfterBurst).
+// peak allocated them (TestRearmSteadyState, TestMemoryAfterBurst). Why
+// an eighth: timers that spread at random over buckets need a number N of
+// chunks of a size that varies by about the square root of N from one
+// peak to the next, under an eighth of N once N passes 64, where the
+// memory the headroom costs begins to count; and that cost is bounded,
+// an eighth of the entries' memory at most.
 const Headroom = 8 // an eighth
 
 // Link is the caller-owned half of an entry: where the entry lives and when
