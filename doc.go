@@ -18,9 +18,9 @@
 // buckets grow and shrink without copying, and timers that come and go,
 // one at a time or in waves, reuse the same memory. Free chunks that no
 // bucket needed for [Retain] ticks go back to the garbage collector, save
-// a headroom of an eighth of what the buckets last needed, so that a wave
-// that returns within Retain allocates nothing and a burst that has
-// drained gives its memory back. Once the wheel has held as many timers
+// a headroom of four square roots of what the buckets last needed (4% of
+// 10,000 chunks), so that a wave that returns within Retain allocates
+// nothing and a burst that has drained gives its memory back. Once the wheel has held as many timers
 // as it holds now, in buckets that have each held one before (a hashed
 // wheel's buckets have after its first revolution), no operation
 // allocates.

@@ -166,7 +166,8 @@ func TestMemoryAfterBurst(t *testing.T) {
 			require.Greater(t, int64(held)-int64(base), int64(burst*24), "the chunks were kept")
 			// What stays: the first chunk of each bucket the burst used (a
 			// hashed wheel's 1000, a hierarchical wheel's fewer than 100,
-			// of 8 entries, 192 bytes each), and the table of chunks, 32
+			// of 8 entries, 192 bytes each) with their size's headroom
+			// (packed.Headroom), and the table of chunks, 32
 			// bytes for each chunk the burst used, in a slice grown by
 			// doubling: under an eighth of it all.
 			require.Less(t, int64(after)-int64(base), int64(held-base)/8, "the chunks went back")

@@ -56,7 +56,8 @@ type store[V any] struct {
 // ticks. A wave of timers that returns within Retain ticks finds the
 // chunks the last one left, and memory held for a burst goes back once
 // the burst has drained (TestMemoryAfterBurst); the wheel keeps a headroom
-// of an eighth of what its buckets needed at their peak (packed.Headroom).
+// of a few square roots of what its buckets needed at their peak
+// (packed.Headroom).
 //
 // It is a default hashed wheel's revolution, 4,096 ticks, which is also
 // one turn of the hierarchical wheel's level 1: timers that come back

@@ -150,11 +150,12 @@ func ExampleStore_PopEach() {
 }
 
 // Release, called once per period, gives the garbage collector the free
-// chunks that no bucket took during the period, but for a headroom of an
-// eighth of those the buckets did take: a wave of timers that returns
-// within a period finds the chunks the last one left, and the memory of a
-// burst that has drained goes back after a period in which no bucket
-// needed it.
+// chunks that no bucket took during the period, but for a headroom of four
+// square roots of the number the buckets did take, of each size: a wave
+// of timers that returns within a period finds the chunks the last one
+// left, and the memory of a burst that has drained goes back after a
+// period in which no bucket needed it, but for the headroom of the first
+// chunks that the emptied buckets keep.
 func ExampleStore_Release() {
 	var s packed.Store[int]
 	s.Init(64)
@@ -171,18 +172,20 @@ func ExampleStore_Release() {
 		free, released := s.Free()
 		fmt.Printf("%s: %d free, %d released\n", when, free, released)
 	}
-	wave() // each bucket keeps its first chunk; its 3 others are free
+	wave() // each bucket keeps its first chunk; the others are free
 	report("after a wave")
 	s.Release() // ends the period in which the wave took its chunks
 	wave()
 	report("after a wave within the next period")
 	s.Release() // the second wave took them: they stay
 	report("at the end of that period")
-	s.Release() // no bucket took any during this one: they go
+	// No bucket took any during this one: they go, but for the 28 first
+	// chunks made as headroom, under that of the 64 the buckets keep.
+	s.Release()
 	report("after a period without timers")
 	// Output:
-	// after a wave: 192 free, 0 released
-	// after a wave within the next period: 192 free, 0 released
-	// at the end of that period: 192 free, 0 released
-	// after a period without timers: 0 free, 192 released
+	// after a wave: 272 free, 0 released
+	// after a wave within the next period: 272 free, 0 released
+	// at the end of that period: 272 free, 0 released
+	// after a period without timers: 28 free, 244 released
 }

@@ -22,15 +22,15 @@
 // the nearest size there is, larger first. So timers which come and go,
 // one at a time or in waves, reuse the same memory, and a wave that
 // returns a little different from the last one finds it too.
-// The store holds an eighth more chunks of each size than its buckets
-// need at their peak (Headroom): when it runs out, it allocates that many
-// at once, and Release keeps that many. Release gives the garbage
-// collector the other free chunks that no bucket took since the Release
-// before; its caller calls it once per period of time, so a chunk unused
-// for a whole period goes back, and a wave that returns within a period
-// finds its chunks, as does one a little larger than the last. The
-// store's table of chunks keeps 32 bytes for the most chunks it has held
-// at once.
+// The store holds a few more chunks of each size than its buckets need
+// at their peak, four times the square root of that need (Headroom): when
+// it runs out, it allocates that many at once, and Release keeps that
+// many. Release gives the garbage collector the other free chunks that no
+// bucket took since the Release before; its caller calls it once per
+// period of time, so a chunk unused for a whole period goes back, and a
+// wave that returns within a period finds its chunks, as does one a little
+// larger than the last. The store's table of chunks keeps 32 bytes for the
+// most chunks it has held at once.
 //
 // The package is the storage layer of packwheel's wheels and knows nothing
 // about time but for PopEach, which fires while the last entry's deadline is
@@ -67,17 +67,23 @@ const sizes = 4
 // few enough for a processor's miss buffers (about ten or more).
 const lookahead = 8
 
-// Headroom is the share of the chunks its buckets need at their peak that
-// a store keeps beyond them, of each size: in a steady state, the peaks of
-// one period differ from the last's by the few chunks that a bucket's
-// timers spilling over into one more take, and without headroom each new
-// peak allocated them (TestRearmSteadyState, TestMemoryAfterBurst). Why
-// an eighth: timers that spread at random over buckets need a number N of
-// chunks of a size that varies by about the square root of N from one
-// peak to the next, under an eighth of N once N passes 64, where the
-// memory the headroom costs begins to count; and that cost is bounded,
-// an eighth of the entries' memory at most.
-const Headroom = 8 // an eighth
+// Headroom is how many square roots of the number of chunks of a size that
+// its buckets need at their peak a store keeps beyond them (headroom): in
+// a steady state, the peaks of one period differ from the last's by the
+// chunks that buckets' timers spilling over into one more take, and
+// without headroom each new peak allocated them (TestRearmSteadyState,
+// TestWavesAllocateNothingForLong). Timers spread at random over buckets
+// need a number N of chunks of a size that varies from one peak to the
+// next by about the square root of N, as a random count does; four of
+// them are seldom exceeded, and cost little beside N once N is large: 4%
+// more at 10,000 chunks. A fixed share of N, the eighth kept before, is
+// as much at 1,024 chunks, more above, and too little below: wheels of a
+// few thousand timers allocated now and then for hundreds of waves.
+const Headroom = 4
+
+// headroom returns how many free chunks of a size a store keeps beyond
+// the n that its buckets needed at their peak: Headroom square roots of n.
+func headroom(n int32) int32 { return int32(math.Ceil(Headroom * math.Sqrt(float64(n)))) }
 
 // Link is the caller-owned half of an entry: where the entry lives and when
 // it is due. The store writes Chunk and Index; the caller writes Deadline.
@@ -322,14 +328,15 @@ func (s *Store[V]) nearestFree(size int) int {
 }
 
 // take returns a free chunk of the given size number, the one on top of
-// its free list; if there is none, it first makes Headroom more.
+// its free list; if there is none, it first makes one and its headroom.
 func (s *Store[V]) take(size int) uint32 {
 	f := &s.free[size]
 	if f.top == 0 {
-		for range 1 + f.total/Headroom {
+		more := 1 + headroom(f.total)
+		for range more {
 			s.putFree(size, s.newChunk(size))
 		}
-		f.total += 1 + f.total/Headroom
+		f.total += more
 	}
 	c := f.top
 	f.top = s.chunks[c-1].prev
@@ -568,13 +575,13 @@ func (s *Store[V]) putFree(size int, c uint32) {
 
 // Release gives the garbage collector the arrays of the free chunks that
 // no bucket took since the Release before (on each free list, the fewest
-// it held in the meantime), beyond Headroom of those the buckets took at
-// their peak, and starts a new period. Called once per period, it lets a
+// it held in the meantime), beyond the headroom of those the buckets took
+// at their peak, and starts a new period. Called once per period, it lets a
 // chunk stay unused for between one and two periods. O(free chunks).
 func (s *Store[V]) Release() {
 	for size := range s.free {
 		f := &s.free[size]
-		unused := max(0, f.low-(f.total-f.low)/Headroom)
+		unused := max(0, f.low-headroom(f.total-f.low))
 		if unused == 0 {
 			f.low = f.n
 			continue

@@ -249,26 +249,30 @@ func TestReleaseAfterAPeriod(t *testing.T) {
 	for i := range links {
 		s.Push(0, &links[i], 0, i)
 	}
+	// Chunks of 8, 16, 32 and two of 64 (rounded up by the allocator);
+	// the second of 64 came with its size's headroom, the free ones.
 	chunks := len(chunksOf(&s, 0))
+	made, _ := s.Free()
+	require.Equal(t, int(headroom(1)), made)
 	for !s.Empty(0) { // a burst drains; the bucket keeps its first chunk
 		s.Pop(0)
 	}
 	free, released := s.Free()
-	require.Equal(t, chunks-1, free)
+	require.Equal(t, made+chunks-1, free)
 	require.Zero(t, released)
 
-	s.Release() // freed during this period: kept
+	s.Release() // freed during this period, or kept as headroom: kept
 	free, released = s.Free()
-	require.Equal(t, chunks-1, free)
+	require.Equal(t, made+chunks-1, free)
 	require.Zero(t, released)
 
 	for i := range 20 { // a few come back, in the free chunks of 16 and 32
 		s.Push(1, &links[i], 0, i)
 	}
-	s.Release() // the larger chunks stayed free through it
+	s.Release() // the chunks of 64 stayed free through it, none needed
 	free, released = s.Free()
 	require.Zero(t, free)
-	require.Equal(t, chunks-3, released)
+	require.Equal(t, made+chunks-3, released)
 	for _, es := range chunksOf(&s, 1) {
 		require.Less(t, cap(es), 64, "the bucket took the sizes it needed")
 	}
@@ -308,37 +312,28 @@ func TestStoreZeroAllocs(t *testing.T) {
 
 // TestNearestFreeSize checks that a bucket needing a chunk of a size none
 // of whose chunks is free takes the nearest free one, larger first, before
-// it allocates, and that an emptied bucket keeps its first chunk of 8.
+// it allocates.
 func TestNearestFreeSize(t *testing.T) {
 	var s Store[int]
-	s.Init(3)
-	links := make([]Link, 100)
-	for i := range 24 { // bucket 0: chunks of 8 and 16
+	s.Init(1)
+	// Free: two chunks of 16 and one of 32.
+	for _, size := range []int{1, 1, 2} {
+		s.putFree(size, s.newChunk(size))
+		s.free[size].total++
+	}
+	// The bucket needs 8: none is free, so the nearest larger, 16; then
+	// 32; then 64, and the nearest is smaller, 16; then 32, and none is
+	// left: a new one.
+	links := make([]Link, 80)
+	for i := range links {
 		s.Push(0, &links[i], 0, i)
 	}
-	for i := 24; i < 80; i++ { // bucket 1: 8, 16 and 32
-		s.Push(1, &links[i], 0, i)
-	}
-	for !s.Empty(1) {
-		s.Pop(1)
-	}
-	for !s.Empty(0) {
-		s.Pop(0)
-	}
-	// Free: two of 16 and one of 32; the empty buckets keep their chunks
-	// of 8. Bucket 2 needs 8: none is free, so the nearest larger, 16;
-	// then 32; then 64, and the nearest is smaller, 16; then 32, and none
-	// is left: a new one.
 	var got []int
-	for i := range 80 {
-		s.Push(2, &links[i], 0, i)
-	}
-	for _, es := range chunksOf(&s, 2) {
+	for _, es := range chunksOf(&s, 0) {
 		got = append([]int{MinChunk << sizeOf(cap(es))}, got...) // rounded up by the allocator
 	}
 	require.Equal(t, []int{16, 32, 16, 32}, got)
-	free, _ := s.Free()
-	require.Zero(t, free)
+	require.Equal(t, int32(2+headroom(1)), s.free[2].total, "the last, new, with its headroom")
 	require.NoError(t, s.Check())
 }
 
@@ -442,27 +437,25 @@ func TestLaterChunkOfFirstSize(t *testing.T) {
 	} {
 		t.Run(leave.name, func(t *testing.T) {
 			var s Store[int]
-			s.Init(1 + Headroom)
-			links := make([]Link, MinChunk+1+Headroom)
+			s.Init(2)
+			links := make([]Link, MinChunk+2)
 			for i := range MinChunk { // bucket 0's first chunk, full
 				s.Push(0, &links[i], 0, i)
 			}
-			// One entry in each other bucket: their first chunks, the
-			// last of which, with Headroom chunks of its size made, is
-			// made with a spare.
-			for b := 1; b <= Headroom; b++ {
-				s.Push(b, &links[MinChunk+b], 0, b)
-			}
-			require.Equal(t, int32(1), s.free[0].n, "a spare chunk of MinChunk places")
+			// Bucket 1's first chunk, made with the headroom of its
+			// size: free chunks of MinChunk places.
+			s.Push(1, &links[MinChunk+1], 0, 1)
+			free := s.free[0].n
+			require.NotZero(t, free, "spare chunks of MinChunk places")
 			s.Push(0, &links[MinChunk], 0, MinChunk) // needs 16 places; only 8 are free
 			es, prev := s.Tail(0)
-			require.Equal(t, MinChunk, cap(es), "the spare is the second chunk")
+			require.Equal(t, MinChunk, cap(es), "a spare is the second chunk")
 			require.NotZero(t, prev)
 			require.NoError(t, s.Check())
 
 			leave.do(&s, links)
 			require.NoError(t, s.Check())
-			require.Equal(t, int32(1), s.free[0].n, "the second chunk went back")
+			require.Equal(t, free, s.free[0].n, "the second chunk went back")
 			es, prev = s.Tail(0)
 			require.Equal(t, MinChunk, len(es), "the first chunk is the tail again")
 			require.Zero(t, prev)
