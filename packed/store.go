@@ -76,9 +76,9 @@ const lookahead = 8
 // need a number N of chunks of a size that varies from one peak to the
 // next by about the square root of N, as a random count does; four of
 // them are seldom exceeded, and cost little beside N once N is large: 4%
-// more at 10,000 chunks. A fixed share of N, the eighth kept before, is
-// as much at 1,024 chunks, more above, and too little below: wheels of a
-// few thousand timers allocated now and then for hundreds of waves.
+// more at 10,000 chunks. A fixed share of N, such as an eighth, is as
+// much at 1,024 chunks, more above, and too little below: with it, wheels
+// of a few thousand timers allocated now and then for hundreds of waves.
 const Headroom = 4
 
 // headroom returns how many free chunks of a size a store keeps beyond
