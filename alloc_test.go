@@ -108,8 +108,7 @@ func TestRearmSteadyState(t *testing.T) {
 			t.Run(fmt.Sprintf("%s/after=%d", k.name, after), func(t *testing.T) {
 				w := k.make()
 				conns := make([]conn, 20_000)
-				seed := uint64(1)
-				rnd := func() uint64 { seed ^= seed << 13; seed ^= seed >> 7; seed ^= seed << 17; return seed }
+				rnd := xorshift(1)
 				for i := range conns {
 					w.Schedule(&conns[i].timer, 1+rnd()%(2*after), &conns[i])
 				}
@@ -162,17 +161,10 @@ func TestPatternsAllocateNothing(t *testing.T) {
 				t.Run(fmt.Sprintf("%s/%s/n=%d", k.name, pattern, n), func(t *testing.T) {
 					w := k.make()
 					conns := make([]conn, n)
-					seed := uint64(1)
-					rnd := func() uint64 { seed ^= seed << 13; seed ^= seed >> 7; seed ^= seed << 17; return seed }
+					rnd := xorshift(1)
 					var run func()
 					if pattern == "expire" {
-						run = func() {
-							now := w.Now()
-							for i := range conns {
-								w.Schedule(&conns[i].timer, now+1+rnd()%1000, &conns[i])
-							}
-							w.Advance(now+1000, nil)
-						}
+						run = func() { expireBatch(w, conns, rnd) }
 					} else {
 						for i := range conns {
 							w.Schedule(&conns[i].timer, 30_000-rnd()%1000, &conns[i])
@@ -235,17 +227,9 @@ func TestWavesAllocateNothingForLong(t *testing.T) {
 			t.Run(fmt.Sprintf("%s/n=%d", k.name, n), func(t *testing.T) {
 				w := k.make()
 				conns := make([]conn, n)
-				seed := uint64(1)
-				rnd := func() uint64 { seed ^= seed << 13; seed ^= seed >> 7; seed ^= seed << 17; return seed }
-				batch := func() {
-					now := w.Now()
-					for i := range conns {
-						w.Schedule(&conns[i].timer, now+1+rnd()%1000, &conns[i])
-					}
-					w.Advance(now+1000, nil)
-				}
+				rnd := xorshift(1)
 				for range 100 {
-					batch()
+					expireBatch(w, conns, rnd)
 				}
 				// Every batch counted, as testing.AllocsPerRun counts
 				// (which would run one batch uncounted before each).
@@ -254,7 +238,7 @@ func TestWavesAllocateNothingForLong(t *testing.T) {
 				for i := range 300 {
 					runtime.ReadMemStats(&ms)
 					before := ms.Mallocs
-					batch()
+					expireBatch(w, conns, rnd)
 					runtime.ReadMemStats(&ms)
 					if allocs := ms.Mallocs - before; allocs != 0 {
 						t.Fatalf("batch %d after the warm ones allocated %d times", i, allocs)
@@ -264,4 +248,14 @@ func TestWavesAllocateNothingForLong(t *testing.T) {
 			})
 		}
 	}
+}
+
+// expireBatch is one of bench's Expire batches: every conn's timer
+// scheduled within the next 1000 ticks, at random, and all of them fired.
+func expireBatch(w Timers[*conn], conns []conn, rnd func() uint64) {
+	now := w.Now()
+	for i := range conns {
+		w.Schedule(&conns[i].timer, now+1+rnd()%1000, &conns[i])
+	}
+	w.Advance(now+1000, nil)
 }

@@ -20,10 +20,10 @@
 // bucket needed for [Retain] ticks go back to the garbage collector, save
 // a headroom of four square roots of what the buckets last needed (4% of
 // 10,000 chunks), so that a wave that returns within Retain allocates
-// nothing and a burst that has drained gives its memory back. Once the wheel has held as many timers
-// as it holds now, in buckets that have each held one before (a hashed
-// wheel's buckets have after its first revolution), no operation
-// allocates.
+// nothing and a burst that has drained gives its memory back. Once the
+// wheel has held as many timers as it holds now, in buckets that have
+// each held one before (a hashed wheel's buckets have after its first
+// revolution), no operation allocates.
 //
 // Time is a plain tick count that the caller drives with Advance; a wheel
 // never reads a clock, which makes it deterministic under test. [Clock] maps

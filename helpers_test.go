@@ -66,3 +66,9 @@ func (s *store[V]) bucketOf(h *Holder) int {
 
 func (w *Wheel[V]) bucketOf(h *Holder) int  { return w.s.bucketOf(h) }
 func (w *Hashed[V]) bucketOf(h *Holder) int { return w.s.bucketOf(h) }
+
+// xorshift returns a xorshift64 generator seeded with seed (not zero): a
+// deterministic stream, cheap enough not to show in what the tests count.
+func xorshift(seed uint64) func() uint64 {
+	return func() uint64 { seed ^= seed << 13; seed ^= seed >> 7; seed ^= seed << 17; return seed }
+}
