@@ -297,10 +297,11 @@ func (w *Hashed[V]) NextExpiry(limit uint64) uint64 {
 		}
 		for es, prev := w.s.entries.Tail(w.bucketFor(t)); ; es, prev = w.s.entries.Chunk(prev) {
 			for i := range es {
-				if es[i].Deadline == t {
+				d := tick(es[i].Deadline)
+				if d == t {
 					return t
 				}
-				earliest = min(earliest, es[i].Deadline)
+				earliest = min(earliest, d)
 			}
 			if prev == 0 {
 				break
@@ -313,13 +314,19 @@ func (w *Hashed[V]) NextExpiry(limit uint64) uint64 {
 	return min(earliest, limit)
 }
 
-// holds reports whether bucket holds an entry to look at at tick t, or,
-// with due false, one not to: NextExpiry asks whether timers of tick t are
-// left, visit whether every timer of the bucket is due.
+// holds reports whether bucket holds an entry of tick t, postponed in
+// place or not, or, with due false, one that does not fire at t where it
+// is: of another tick, or postponed. NextExpiry asks the first, whether
+// timers of tick t are left; visit the second, whether the whole bucket
+// fires in place.
 func (w *Hashed[V]) holds(bucket int, t uint64, due bool) bool {
 	for es, prev := w.s.entries.Tail(bucket); ; es, prev = w.s.entries.Chunk(prev) {
 		for i := range es {
-			if (es[i].Deadline == t) == due {
+			d := es[i].Deadline
+			if due {
+				d = tick(d)
+			}
+			if (d == t) == due {
 				return true
 			}
 		}
@@ -397,8 +404,8 @@ func (w *Hashed[V]) walk(to uint64, limit int, deliver func(V)) bool {
 // moving at most limit-work of them, and notes the deadlines it passes in
 // sweepMin. It returns false if it stopped at limit.
 //
-// When the bucket is unmarked and every timer of it is due at t by its
-// entry, as every one is when timers are due within a revolution, they
+// When every timer of the bucket is due at t by its entry, none postponed
+// in place, as every one is when timers are due within a revolution, they
 // fire where they are, moving none (BenchmarkExpire in bench/, bench's
 // work units): store.fire fires while the last timer is due, so a later
 // timer that a callback adds to the bucket, or one it postpones in place,
@@ -410,7 +417,7 @@ func (w *Hashed[V]) walk(to uint64, limit int, deliver func(V)) bool {
 // first later timer or one postponed in place, and gather would scan the
 // bucket again (bench/results/workunits-large.txt has the measured cost).
 func (w *Hashed[V]) visit(t uint64, work *int, limit int, deliver func(V)) bool {
-	if bucket := w.bucketFor(t); !w.s.entries.Marked(bucket) && !w.holds(bucket, t, false) {
+	if bucket := w.bucketFor(t); !w.holds(bucket, t, false) {
 		*work += w.s.fire(bucket, limit-*work, deliver)
 		if w.s.entries.Empty(bucket) && w.s.entries.Empty(w.firing) {
 			return true
@@ -432,17 +439,14 @@ func (w *Hashed[V]) visit(t uint64, work *int, limit int, deliver func(V)) bool 
 func (w *Hashed[V]) gather(t uint64, work *int, limit int) bool {
 	bucket := w.bucketFor(t)
 	n := limit - *work
-	// As in Wheel.cascade: only a marked bucket's entries need their
-	// holders read.
-	postponed := w.s.entries.Marked(bucket)
 	// last says that every entry after e has left: e is the bucket's last,
 	// which Pop takes without reading its holder, as Remove would.
 	last := true
 	for es, prev := w.s.entries.Tail(bucket); ; es, prev = w.s.entries.Chunk(prev) {
 		for i := len(es) - 1; i >= 0; i-- {
 			e := &es[i]
-			if e.Deadline != t {
-				w.sweepMin = min(w.sweepMin, e.Deadline)
+			if at := tick(e.Deadline); at != t {
+				w.sweepMin = min(w.sweepMin, at)
 				last = false
 				continue
 			}
@@ -450,8 +454,10 @@ func (w *Hashed[V]) gather(t uint64, work *int, limit int) bool {
 				return false
 			}
 			n--
+			// As in Wheel.cascade, only a postponed entry's holder is
+			// read.
 			to, d := w.firing, t
-			if postponed {
+			if e.Deadline&postponed != 0 {
 				d = e.Link.Deadline
 			}
 			if d > t { // postponed: place it by its deadline

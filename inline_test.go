@@ -40,8 +40,6 @@ func TestInlining(t *testing.T) {
 		`packed\.\(\*Store\[go\.shape\.[^]]+\]\)\.BucketOf`, // pushBack
 		`packed\.\(\*Store\[go\.shape\.[^]]+\]\)\.Empty`,    // store.fire's loop
 		`packed\.\(\*Store\[go\.shape\.[^]]+\]\)\.TryPush`,  // Schedule, cascade, gather
-		`packed\.\(\*Store\[go\.shape\.[^]]+\]\)\.Mark`,     // pushBack, postpone
-		`packed\.\(\*Store\[go\.shape\.[^]]+\]\)\.Marked`,   // cascade, gather
 		`packed\.\(\*Store\[go\.shape\.[^]]+\]\)\.keeps`,    // PopEach's loop, dropTail
 	} {
 		if !regexp.MustCompile(`(?m): can inline ` + f + `( |$)`).Match(out) {

@@ -37,7 +37,7 @@ func (w *Hashed[V]) checkCaughtUp() error { return checkCaughtUp(&w.s) }
 // entries, no entry is due before now or after its holder, the next
 // release of unused chunks is due within Retain, and placed accepts each
 // entry's position.
-func checkStore[V any](s *store[V], inCallback bool, placed func(bucket int, e *packed.Entry[V]) error) error {
+func checkStore[V any](s *store[V], inCallback bool, placed func(bucket int, at uint64) error) error {
 	entries := !inCallback || s.entries.Entries() <= callbackEntries
 	if entries {
 		if err := s.entries.Check(); err != nil {
@@ -57,21 +57,21 @@ func checkStore[V any](s *store[V], inCallback bool, placed func(bucket int, e *
 			if entries {
 				for i := range es {
 					e := &es[i]
-					l := e.Link
+					l, at := e.Link, tick(e.Deadline)
 					switch found := s.entries.Find(l); {
 					case found != e || s.entries.BucketOf(l) != bucket:
 						return fmt.Errorf("bucket %d index %d of the chunk after chunk %d (0: the first): holder finds another entry or bucket", bucket, i, prev)
-					case l.Deadline < e.Deadline:
-						return fmt.Errorf("bucket %d: holder deadline %d before entry's %d", bucket, l.Deadline, e.Deadline)
-					case e.Deadline < s.now:
-						return fmt.Errorf("bucket %d: deadline %d before now %d", bucket, e.Deadline, s.now)
-					case l.Deadline != e.Deadline && !s.mayPostpone(bucket):
-						return fmt.Errorf("bucket %d: timer postponed in place to %d, from %d", bucket, l.Deadline, e.Deadline)
-					case l.Deadline != e.Deadline && !s.entries.Marked(bucket):
-						return fmt.Errorf("bucket %d: timer postponed in place to %d, from %d, and the bucket is not marked", bucket, l.Deadline, e.Deadline)
+					case l.Deadline < at:
+						return fmt.Errorf("bucket %d: holder deadline %d before entry's %d", bucket, l.Deadline, at)
+					case at < s.now:
+						return fmt.Errorf("bucket %d: deadline %d before now %d", bucket, at, s.now)
+					case e.Deadline&postponed != 0 && !s.mayPostpone(bucket):
+						return fmt.Errorf("bucket %d: timer postponed in place to %d, from %d", bucket, l.Deadline, at)
+					case l.Deadline != e.Deadline && e.Deadline&postponed == 0:
+						return fmt.Errorf("bucket %d: timer postponed in place to %d, from %d, and the entry is not flagged", bucket, l.Deadline, at)
 					}
-					if err := placed(bucket, e); err != nil {
-						return fmt.Errorf("bucket %d deadline %d now %d: %w", bucket, e.Deadline, s.now, err)
+					if err := placed(bucket, at); err != nil {
+						return fmt.Errorf("bucket %d deadline %d now %d: %w", bucket, at, s.now, err)
 					}
 				}
 			}
@@ -144,10 +144,9 @@ func (w *Wheel[V]) checkState(inCallback bool) error {
 			}
 		}
 	}
-	return checkStore(&w.s, inCallback, func(bucket int, e *packed.Entry[V]) error {
+	return checkStore(&w.s, inCallback, func(bucket int, d uint64) error {
 		l := levelOf(bucket)
 		s := bucket - bucketAt(l, 0)
-		d := e.Deadline
 		pos := slotOf(now, l)
 		ahead := blockOf(d, l) - blockOf(now, l) // blocks after now's
 		switch {
@@ -185,7 +184,7 @@ func (w *Wheel[V]) nextWork() uint64 {
 	least := uint64(math.MaxUint64)
 	forEachEntry(&w.s, func(bucket int, e *packed.Entry[V]) {
 		l := levelOf(bucket)
-		least = min(least, max(w.s.now, blockOf(e.Deadline, l)<<levelShift(l)))
+		least = min(least, max(w.s.now, blockOf(tick(e.Deadline), l)<<levelShift(l)))
 	})
 	return least
 }
@@ -210,17 +209,17 @@ func (w *Hashed[V]) checkState(inCallback bool) error {
 		seen--
 	}
 	swept := w.sweepFrom <= w.s.now+1 && seen >= uint64(w.slots) && seen <= w.s.now+1
-	return checkStore(&w.s, inCallback, func(bucket int, e *packed.Entry[V]) error {
+	return checkStore(&w.s, inCallback, func(bucket int, d uint64) error {
 		switch {
 		case bucket == w.firing:
-			if e.Deadline != w.s.now || !w.pending {
-				return fmt.Errorf("firing bucket holds a timer of %d, now %d, pending %v", e.Deadline, w.s.now, w.pending)
+			if d != w.s.now || !w.pending {
+				return fmt.Errorf("firing bucket holds a timer of %d, now %d, pending %v", d, w.s.now, w.pending)
 			}
-		case w.bucketFor(e.Deadline) != bucket:
+		case w.bucketFor(d) != bucket:
 			return fmt.Errorf("deadline in the wrong bucket")
-		case e.Deadline == w.s.now && !w.pending:
+		case d == w.s.now && !w.pending:
 			return fmt.Errorf("timer of the current tick left without a pending advance")
-		case swept && e.Deadline < w.sweepMin:
+		case swept && d < w.sweepMin:
 			return fmt.Errorf("sweep from %d bounds deadlines by %d", w.sweepFrom, w.sweepMin)
 		}
 		return nil
@@ -232,7 +231,7 @@ func (w *Hashed[V]) checkState(inCallback bool) error {
 // timer was postponed in place.
 func (w *Hashed[V]) nextWork() uint64 {
 	least := uint64(math.MaxUint64)
-	forEachEntry(&w.s, func(_ int, e *packed.Entry[V]) { least = min(least, e.Deadline) })
+	forEachEntry(&w.s, func(_ int, e *packed.Entry[V]) { least = min(least, tick(e.Deadline)) })
 	return least
 }
 

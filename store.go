@@ -11,7 +11,8 @@ import "github.com/packwheel/packwheel/packed"
 // tests and inside their callbacks, beside packed.Store.Check's: for every
 // bucket b and entry e of it,
 //
-//	now <= e.Deadline <= e.Link.Deadline, equal unless e's bucket is marked
+//	now <= tick(e.Deadline) <= e.Link.Deadline, equal unless e is postponed
+//	e is postponed only in a bucket that may postpone (mayPostpone)
 //	releaseAt <= now + Retain, and now < releaseAt once an Advance has caught up
 //
 // The words for where a timer is, in both wheels:
@@ -27,7 +28,8 @@ import "github.com/packwheel/packwheel/packed"
 //
 //	set       a wheel's general path for Schedule, ScheduleAfter and ScheduleRange
 //	pushBack  Schedule's inlined fast path: postpone, for a holder checked in one read
-//	postpone  give an active timer a later deadline without moving its entry
+//	postpone  give an active timer a later deadline without moving its entry,
+//	          which is flagged (postponed) so that the wheel reads its holder
 //	move      remove an active timer's entry and push it to another bucket
 //	push      add an entry to a bucket and link its holder to it (packed.Store.Push)
 //	remove    take an entry out, moving the bucket's last into its place, and
@@ -66,6 +68,19 @@ type store[V any] struct {
 // with a quarter of it). At 1 ms a tick it is about 4 s.
 const Retain = DefaultHashedSlots
 
+// postponed is the flag in an entry's Deadline that says its timer was
+// postponed in place: its timer's deadline is its Link's, later than the
+// entry's own tick (tick), which is when the wheel must look at it. An
+// entry without it is due at its own Deadline, which a wheel moving or
+// firing it reads instead of the holder's, in the caller's memory and cold
+// at a million timers (BenchmarkExpire in bench/). The flag travels with
+// the entry when the store moves it, and a push writes an entry without
+// it. Ticks are at most MaxTick, 2^63-1, so the top bit is free.
+const postponed = 1 << 63
+
+// tick returns the tick an entry's Deadline d names, without the flag.
+func tick(d uint64) uint64 { return d &^ postponed }
+
 // init makes the buckets (packed.Store.Init).
 func (s *store[V]) init(buckets, postponeFrom, postponable int) {
 	s.entries.Init(buckets)
@@ -100,12 +115,11 @@ func (s *store[V]) locate(h *Holder, op string) *packed.Entry[V] {
 // reschedule overlap with the next reschedule's (BenchmarkReschedule).
 func (s *store[V]) pushBack(h *Holder, d uint64, v V) bool {
 	e := s.entries.Find(&h.link)
-	if e == nil || d <= e.Deadline {
+	if e == nil || d <= tick(e.Deadline) {
 		return false
 	}
-	if bucket := s.entries.BucketOf(&h.link); s.mayPostpone(bucket) {
-		e.Value, h.link.Deadline = v, d
-		s.entries.Mark(bucket)
+	if s.mayPostpone(s.entries.BucketOf(&h.link)) {
+		e.Deadline, e.Value, h.link.Deadline = e.Deadline|postponed, v, d
 		return true
 	}
 	return false
@@ -133,15 +147,17 @@ func (s *store[V]) move(h *Holder, e *packed.Entry[V], from, to int, d uint64, v
 // whether it did: the wheel places the timer by d when it reaches the
 // entry, whose own deadline is the tick it must be looked at by. Pushing
 // an idle timeout back then touches one entry and moves nothing. The
-// bucket is marked (packed.Store.Mark), so that the wheel reads the
-// holders' deadlines when it moves that bucket's entries, and only then.
+// entry is flagged (postponed), so that the wheel reads its holder's
+// deadline when it moves the entry, and only then; the flag is in the
+// entry that the write of the value touches anyway, where a mark on the
+// bucket was a store to another line on every reschedule
+// (BenchmarkChurn in bench/).
 func (s *store[V]) postpone(h *Holder, e *packed.Entry[V], bucket int, d uint64, v V) bool {
-	if !s.mayPostpone(bucket) || d < e.Deadline {
+	if !s.mayPostpone(bucket) || d < tick(e.Deadline) {
 		return false
 	}
-	e.Value = v
+	e.Deadline, e.Value = e.Deadline|postponed, v
 	h.link.Deadline = d
-	s.entries.Mark(bucket)
 	return true
 }
 

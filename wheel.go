@@ -488,11 +488,6 @@ func (w *Wheel[V]) nextInBlock() (start uint64, ok bool) {
 // be older. It stops when work reaches limit, leaving the rest for the
 // next walk.
 func (w *Wheel[V]) cascade(bucket int, work *int, limit int) bool {
-	// Unless the bucket holds a timer postponed in place, every entry's
-	// own deadline is its timer's, and reading it rather than the holder's
-	// spares a load from the caller's memory per timer, which at a million
-	// timers is a cache miss (BenchmarkExpire in bench/).
-	postponed := w.s.entries.Marked(bucket)
 	// The entries are read in place, from the tail chunk's last, and each
 	// tail chunk's moved entries are cut at once: popping each would
 	// update the bucket's counts and clear its place per timer. Push
@@ -505,8 +500,9 @@ func (w *Wheel[V]) cascade(bucket int, work *int, limit int) bool {
 		i := len(es)
 		for ; i > 0 && *work < limit; i-- {
 			e := &es[i-1]
+			// Only a postponed entry's holder is read (see postponed).
 			d := e.Deadline
-			if postponed {
+			if d&postponed != 0 {
 				d = e.Link.Deadline
 			}
 			if to := w.bucketFor(d); !w.s.entries.TryPush(to, e.Link, d, e.Value) {

@@ -62,9 +62,6 @@ func (s *Store[V]) Check() error {
 		if bit := s.occupied[b>>6]>>(b&63)&1 != 0; bit != (entries > 0) {
 			return fmt.Errorf("bucket %d: occupancy bit %v, %d entries", b, bit, entries)
 		}
-		if s.Marked(b) && entries == 0 {
-			return fmt.Errorf("bucket %d: marked but empty", b)
-		}
 		all += entries
 	}
 	if all != s.len {

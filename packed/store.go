@@ -107,10 +107,11 @@ type Link struct {
 type Entry[V any] struct {
 	// Deadline is the tick at which the owner must look at the entry,
 	// kept inline so that scanning a bucket compares deadlines without
-	// following Link; the store never reads it. packwheel's wheels let it
-	// be earlier than Link.Deadline: a timer pushed back in place has only
-	// its Link updated, and its bucket marked (Mark), and is placed by
-	// Link.Deadline when this Deadline comes.
+	// following Link; the store never reads it, and copies it with the
+	// entry. packwheel's wheels let it be earlier than Link.Deadline: a
+	// timer pushed back in place has only its Link updated and a flag set
+	// in this Deadline, and is placed by Link.Deadline when this Deadline
+	// comes.
 	Deadline uint64
 	// Link is the caller's Link for the entry, which the store rewrites
 	// whenever the entry moves; never nil in a bucket.
@@ -155,8 +156,7 @@ type freeList struct {
 //	bucket.live is the tail chunk's array up to its last entry, nil for
 //	    no tail; the places after it, and all a free chunk's, are zero
 //	len counts the entries of all buckets
-//	occupied has the bit of every bucket with entries, and no other; no
-//	    empty bucket is marked
+//	occupied has the bit of every bucket with entries, and no other
 //	every chunk belongs to exactly one bucket, one free list or the blanks
 //	entry i of chunk c: e.Link.Chunk == c+1, e.Link.Index == i
 //	freeList.n counts its chunks, low <= n, and total counts the chunks of
@@ -190,15 +190,13 @@ type bucket[V any] struct {
 	// entry or more per op).
 	live []Entry[V]
 	tail uint32 // its last chunk plus one; 0 for none
-	// marked says that the owner marked the bucket since it last emptied
-	// (Mark), and first that the tail chunk is the bucket's first, which
-	// it keeps when it empties if the chunk holds MinChunk entries. Both
-	// are kept here, in what would be the struct's padding, so that a
-	// bucket that empties tells whether it keeps its chunk, and clears its
-	// mark, from the bucket it has just written, reading no chunk and no
-	// bitmap (bench's work units, in which nearly every firing empties a
-	// bucket).
-	marked, first bool
+	// first says that the tail chunk is the bucket's first, which it keeps
+	// when it empties if the chunk holds MinChunk entries. It is kept
+	// here, in what would be the struct's padding, so that a bucket that
+	// empties tells whether it keeps its chunk from the bucket it has just
+	// written, reading no chunk (bench's work units, in which nearly every
+	// firing empties a bucket).
+	first bool
 }
 
 // Init makes n empty buckets, numbered 0 to n-1, and forgets any
@@ -239,16 +237,6 @@ func (s *Store[V]) Entries() int { return s.len }
 // set when bucket b holds entries. The slice aliases the store's, which
 // keeps it up to date; it must not be written. O(1).
 func (s *Store[V]) Occupied() []uint64 { return s.occupied }
-
-// Mark marks bucket until it next empties. A wheel marks a bucket when it
-// gives one of its entries a Link.Deadline later than the entry's own
-// Deadline, so that moving the entries of an unmarked bucket reads their
-// own Deadlines and not their owners' Links, which are elsewhere in
-// memory. O(1).
-func (s *Store[V]) Mark(bucket int) { s.buckets[bucket].marked = true }
-
-// Marked reports whether bucket was marked since it last emptied. O(1).
-func (s *Store[V]) Marked(bucket int) bool { return s.buckets[bucket].marked }
 
 // Push appends an entry due at deadline to bucket and links it: Link
 // records where it is and the deadline. O(1); it allocates only when the
@@ -504,7 +492,7 @@ func (s *Store[V]) PopEach(bucket, n int, due uint64, f func(V)) int {
 				s.freeTail(b)
 			}
 			if len(b.live) == 0 {
-				s.emptied(bucket, b)
+				s.emptied(bucket)
 			}
 		}
 		// The counts first, as in Remove: the clearing's write barrier
@@ -522,14 +510,13 @@ func (s *Store[V]) PopEach(bucket, n int, due uint64, f func(V)) int {
 // dropTail is what Remove, Pop, Cut and PopEach do when they empty the
 // tail chunk of bucket b: the chunk goes to its free list, unless it is the
 // first chunk, of MinChunk entries, which the bucket keeps; the
-// bucket, if that leaves it empty, leaves the occupancy bitmap and loses
-// its mark.
+// bucket, if that leaves it empty, leaves the occupancy bitmap.
 func (s *Store[V]) dropTail(bucket int, b *bucket[V]) {
 	if !s.keeps(b, b.live) {
 		s.freeTail(b)
 	}
 	if len(b.live) == 0 {
-		s.emptied(bucket, b)
+		s.emptied(bucket)
 	}
 }
 
@@ -544,12 +531,8 @@ func (s *Store[V]) keeps(b *bucket[V], es []Entry[V]) bool {
 	return b.first && cap(es) < 2*MinChunk
 }
 
-// emptied clears the occupancy bit and the mark of bucket, b, which has
-// just emptied.
-func (s *Store[V]) emptied(bucket int, b *bucket[V]) {
-	s.occupied[bucket>>6] &^= 1 << (bucket & 63)
-	b.marked = false
-}
+// emptied clears the occupancy bit of bucket, which has just emptied.
+func (s *Store[V]) emptied(bucket int) { s.occupied[bucket>>6] &^= 1 << (bucket & 63) }
 
 // freeTail puts b's emptied tail chunk on its free list; the chunk before
 // it, full, becomes the tail.

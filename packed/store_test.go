@@ -43,7 +43,17 @@ func TestStoreRandom(t *testing.T) {
 	links := make([]Link, 2000)
 	in := make([]int, len(links)) // bucket+1, 0 when unlinked
 	count := make([]int, s.Buckets())
-	marked := make([]bool, s.Buckets()) // Mark's model: until the bucket empties
+	// An entry's Deadline is its id modulo 3, with the top bit set in
+	// some, as a wheel flags a timer postponed in place: the store must
+	// carry it with the entry, bit for bit, wherever the entry moves.
+	flagged := make([]bool, len(links))
+	deadline := func(id int) uint64 {
+		d := uint64(id % 3)
+		if flagged[id] {
+			d |= 1 << 63
+		}
+		return d
+	}
 	period := 0
 	freedIn := map[uint32]int{} // per free chunk, the period it was freed in
 	fill := 4                   // of 10 operations, the pushes: waves come and go
@@ -99,17 +109,17 @@ func TestStoreRandom(t *testing.T) {
 			push(step, b, l, uint64(id%3), id)
 			in[id] = b + 1
 			count[b]++
-			if r.IntN(8) == 0 {
-				s.Mark(b)
-				marked[b] = true
-			}
 			require.Equal(t, uint64(id%3), l.Deadline)
+			if flagged[id] = r.IntN(8) == 0; flagged[id] {
+				s.Find(l).Deadline |= 1 << 63
+			}
 		case op < 7 && in[id] != 0:
 			e := s.Find(l)
 			require.NotNil(t, e)
 			b := s.BucketOf(l)
 			require.Equal(t, in[id]-1, b)
 			require.Equal(t, id, e.Value)
+			require.Equal(t, deadline(id), e.Deadline)
 			require.True(t, s.Remove(l))
 			count[b]--
 			require.Equal(t, count[b] == 0, s.Empty(b))
@@ -125,7 +135,11 @@ func TestStoreRandom(t *testing.T) {
 			n := 1 + r.IntN(len(es))
 			for i := len(es) - 1; i >= len(es)-n; i-- {
 				e := &es[i]
-				push(step, to, e.Link, e.Deadline, e.Value)
+				require.Equal(t, deadline(e.Value), e.Deadline)
+				push(step, to, e.Link, e.Link.Deadline, e.Value)
+				if flagged[e.Value] {
+					s.Find(e.Link).Deadline |= 1 << 63
+				}
 				in[e.Value] = to + 1
 			}
 			s.Cut(from, n)
@@ -169,6 +183,7 @@ func TestStoreRandom(t *testing.T) {
 			}
 			e := s.Pop(b)
 			require.Equal(t, b+1, in[e.Value])
+			require.Equal(t, deadline(e.Value), e.Deadline)
 			count[b]--
 			require.Equal(t, count[b] == 0, s.Empty(b))
 			*e.Link, in[e.Value] = Link{}, 0
@@ -176,11 +191,7 @@ func TestStoreRandom(t *testing.T) {
 		if err := s.Check(); err != nil {
 			t.Fatalf("step %d: %v", step, err)
 		}
-		for b := range marked {
-			marked[b] = marked[b] && count[b] != 0
-			if s.Marked(b) != marked[b] {
-				t.Fatalf("step %d: bucket %d marked %v, want %v", step, b, s.Marked(b), marked[b])
-			}
+		for b := range count {
 			if n := s.Len(b); n != count[b] || s.Empty(b) != (n == 0) {
 				t.Fatalf("step %d: bucket %d holds %d entries, empty %v, want %d", step, b, n, s.Empty(b), count[b])
 			}
