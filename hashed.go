@@ -477,7 +477,7 @@ func (w *Hashed[V]) gather(t uint64, work *int, limit int) bool {
 				moved = w.s.entries.Pop(bucket)
 			} else {
 				moved = *e
-				w.s.entries.Remove(e.Link)
+				w.s.entries.Remove(e.Link, nil)
 			}
 			if !w.s.entries.TryPush(to, moved.Link, d, moved.Value) {
 				w.s.entries.Push(to, moved.Link, d, moved.Value)

@@ -57,6 +57,3 @@ type noCopy struct{}
 
 func (*noCopy) Lock()   {}
 func (*noCopy) Unlock() {}
-
-// unlink marks a holder inactive after its entry has left the wheel.
-func unlink(l *packed.Link) { *l = packed.Link{} }

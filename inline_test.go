@@ -24,7 +24,10 @@ func TestInlining(t *testing.T) {
 		t.Fatalf("go build -gcflags=-m: %v\n%s", err, out)
 	}
 	for _, f := range []string{
-		`\(\*store\[go\.shape\.[^]]+\]\)\.locate`,      // every operation on an active holder
+		`\(\*store\[go\.shape\.[^]]+\]\)\.locate`, // every operation on an active holder
+		`\(\*store\[go\.shape\.[^]]+\]\)\.cancel`, // Cancel
+		`\(\*Wheel\[go\.shape\.[^]]+\]\)\.Cancel`, // into the caller's code
+		`\(\*Hashed\[go\.shape\.[^]]+\]\)\.Cancel`,
 		`\(\*store\[go\.shape\.[^]]+\]\)\.mayPostpone`, // pushBack, postpone
 		`\(\*Wheel\[go\.shape\.[^]]+\]\)\.bucketFor`,   // Schedule, cascade
 		`\(\*Hashed\[go\.shape\.[^]]+\]\)\.bucketFor`,

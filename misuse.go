@@ -63,6 +63,10 @@ type foreignHolder struct {
 	link packed.Link // as the holder had it
 }
 
+// foreignCancel is Cancel's report of a holder that is linked but not in
+// the wheel, which packed.Store.Remove calls before it changes anything.
+func foreignCancel(l packed.Link) { panic(foreignHolder{"Cancel", l}) }
+
 // Is reports that a foreign holder is a misuse (see ErrMisuse).
 func (foreignHolder) Is(target error) bool { return target == ErrMisuse }
 

@@ -138,7 +138,7 @@ func (s *store[V]) move(h *Holder, e *packed.Entry[V], from, to int, d uint64, v
 		h.link.Deadline = d
 		return
 	}
-	s.entries.Remove(&h.link)
+	s.entries.Remove(&h.link, nil)
 	s.entries.Push(to, &h.link, d, v)
 }
 
@@ -161,17 +161,11 @@ func (s *store[V]) postpone(h *Holder, e *packed.Entry[V], bucket int, d uint64,
 	return true
 }
 
-// cancel implements Cancel for both wheels.
-func (s *store[V]) cancel(h *Holder) bool {
-	if h.link.Chunk == 0 {
-		return false
-	}
-	if !s.entries.Remove(&h.link) {
-		panic(foreignHolder{"Cancel", h.link})
-	}
-	unlink(&h.link)
-	return true
-}
+// cancel implements Cancel for both wheels: Remove's one call, which
+// reports a foreign holder by calling foreignCancel, so that cancel, and
+// the wheels' Cancel around it, inline into the caller's code
+// (TestInlining; BenchmarkScheduleCancel in bench/, a call fewer per op).
+func (s *store[V]) cancel(h *Holder) bool { return s.entries.Remove(&h.link, foreignCancel) }
 
 // fire fires the timers of bucket due at Now, last first so that each
 // leaves without moving another, calling deliver with their values, until

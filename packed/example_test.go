@@ -26,8 +26,7 @@ func ExampleStore_Remove() {
 	fmt.Println("c at index", timers[2].link.Index)
 
 	a := timers[0]
-	s.Remove(&a.link)
-	a.link = packed.Link{} // a is no longer linked
+	s.Remove(&a.link, nil) // unlinks a
 	fmt.Println("removed", a.name)
 
 	for _, t := range timers[1:] {

@@ -371,17 +371,26 @@ func (s *Store[V]) Find(link *Link) *Entry[V] {
 // must have found. O(1).
 func (s *Store[V]) BucketOf(link *Link) int { return int(s.chunks[link.Chunk-1].bucket) }
 
-// Remove deletes the entry that link names and reports true, if that
-// entry points back at link, as Find would find it; else it changes
-// nothing and reports false. The bucket's last entry moves into the hole
-// and its Link is rewritten; link itself is left as it was, for the
-// caller to unlink or link elsewhere. A caller that wants the entry reads
+// Remove deletes the entry that link names, unlinks link and reports
+// true, if that entry points back at link, as Find would find it; else it
+// changes nothing and reports false. The bucket's last entry moves into
+// the hole and its Link is rewritten. A caller that wants the entry reads
 // it first. O(1). It makes Find's check itself, rather than trusting a
 // Find before it, so that a cancel looks its chunk up once
 // (BenchmarkScheduleCancel in bench/).
-func (s *Store[V]) Remove(link *Link) bool {
+//
+// If link is linked but names no entry that points back at it (it was
+// copied, belongs to another store or was overwritten), Remove calls
+// foreign, if not nil, with link as it is, before it reports false:
+// foreign is the caller's report of the misuse, made from inside the call
+// so that a caller that cancels stays small enough to inline into its own
+// callers (packwheel's TestInlining).
+func (s *Store[V]) Remove(link *Link, foreign func(Link)) bool {
 	e := s.Find(link)
 	if e == nil {
+		if link.Chunk != 0 && foreign != nil {
+			foreign(*link)
+		}
 		return false
 	}
 	bucket := s.BucketOf(link)
@@ -407,6 +416,7 @@ func (s *Store[V]) Remove(link *Link) bool {
 		moved.Link.Chunk, moved.Link.Index = link.Chunk, link.Index
 	}
 	es[last] = Entry[V]{}
+	*link = Link{}
 	return true
 }
 

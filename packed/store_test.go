@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"strconv"
 	"testing"
 
@@ -120,10 +121,11 @@ func TestStoreRandom(t *testing.T) {
 			require.Equal(t, in[id]-1, b)
 			require.Equal(t, id, e.Value)
 			require.Equal(t, deadline(id), e.Deadline)
-			require.True(t, s.Remove(l))
+			require.True(t, s.Remove(l, nil))
+			require.Equal(t, Link{}, *l, "Remove unlinks")
 			count[b]--
 			require.Equal(t, count[b] == 0, s.Empty(b))
-			*l, in[id] = Link{}, 0
+			in[id] = 0
 		case op == 8 && step%2 == 0:
 			// Move the last entries of a bucket's tail chunk to another
 			// bucket, read in place, and cut them: a wheel's cascade.
@@ -218,11 +220,20 @@ func TestStoreRandom(t *testing.T) {
 		}
 		// Remove refuses, changing nothing, what Find does not find: an
 		// unlinked Link, and a copy of a linked one, which its entry does
-		// not point back at.
+		// not point back at; it reports the copy, and only the copy, to
+		// foreign, with the copy as it was.
 		id = r.IntN(len(links))
 		copied := links[id]
-		if s.Remove(&copied) || in[id] == 0 && s.Remove(&links[id]) {
+		var reported []Link
+		foreign := func(l Link) { reported = append(reported, l) }
+		if s.Remove(&copied, foreign) || in[id] == 0 && s.Remove(&links[id], foreign) {
 			t.Fatalf("step %d: Remove took a link that Find does not find", step)
+		}
+		if want := []Link{copied}; in[id] == 0 && len(reported) != 0 || in[id] != 0 && !slices.Equal(reported, want) {
+			t.Fatalf("step %d: Remove reported %v as foreign; link %+v, linked %v", step, reported, copied, in[id] != 0)
+		}
+		if copied != links[id] {
+			t.Fatalf("step %d: Remove changed a copy it refused", step)
 		}
 	}
 }
@@ -311,7 +322,7 @@ func TestStoreZeroAllocs(t *testing.T) {
 		l := &links[i%len(links)]
 		i += 7
 		b := s.BucketOf(l)
-		s.Remove(l)
+		s.Remove(l, nil)
 		s.Push(1-b, l, 0, 0)
 		e := s.Pop(b)
 		if !s.TryPush(b, e.Link, 0, 0) {
@@ -360,7 +371,7 @@ func TestFirstChunkSize(t *testing.T) {
 	}{
 		{"Pop", func(s *Store[int], b int) { s.Pop(b) }},
 		{"PopEach", func(s *Store[int], b int) { s.PopEach(b, 1, 0, nil) }},
-		{"Remove", func(s *Store[int], b int) { es, _ := s.Tail(b); s.Remove(es[0].Link) }},
+		{"Remove", func(s *Store[int], b int) { es, _ := s.Tail(b); s.Remove(es[0].Link, nil) }},
 		{"Cut", func(s *Store[int], b int) { es, _ := s.Tail(b); s.Cut(b, len(es)) }},
 	} {
 		t.Run(leave.name, func(t *testing.T) {
@@ -444,7 +455,7 @@ func TestLaterChunkOfFirstSize(t *testing.T) {
 	}{
 		{"Pop", func(s *Store[int], _ []Link) { s.Pop(0) }},
 		{"PopEach", func(s *Store[int], _ []Link) { s.PopEach(0, 1, 0, nil) }},
-		{"Remove", func(s *Store[int], links []Link) { s.Remove(&links[MinChunk]) }},
+		{"Remove", func(s *Store[int], links []Link) { s.Remove(&links[MinChunk], nil) }},
 	} {
 		t.Run(leave.name, func(t *testing.T) {
 			var s Store[int]
