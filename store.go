@@ -33,7 +33,7 @@ import "github.com/packwheel/packwheel/packed"
 //	move      remove an active timer's entry and push it to another bucket
 //	push      add an entry to a bucket and link its holder to it (packed.Store.Push)
 //	remove    take an entry out, moving the bucket's last into its place, and
-//	          leave its holder for the caller to unlink or push again
+//	          unlink its holder (packed.Store.Remove)
 //	fire      take a due bucket's entries out from the last, unlinking each
 //	          before its callback (packed.Store.PopEach)
 type store[V any] struct {
@@ -148,9 +148,9 @@ func (s *store[V]) move(h *Holder, e *packed.Entry[V], from, to int, d uint64, v
 // entry, whose own deadline is the tick it must be looked at by. Pushing
 // an idle timeout back then touches one entry and moves nothing. The
 // entry is flagged (postponed), so that the wheel reads its holder's
-// deadline when it moves the entry, and only then; the flag is in the
-// entry that the write of the value touches anyway, where a mark on the
-// bucket was a store to another line on every reschedule
+// deadline when it moves the entry, and only then. The flag is in the
+// entry, whose line the write of the value dirties anyway: a mark kept on
+// the bucket would be a store to another line on every reschedule
 // (BenchmarkChurn in bench/).
 func (s *store[V]) postpone(h *Holder, e *packed.Entry[V], bucket int, d uint64, v V) bool {
 	if !s.mayPostpone(bucket) || d < tick(e.Deadline) {
