@@ -214,10 +214,9 @@ func TestPatternsAllocateNothing(t *testing.T) {
 // TestPatternsAllocateNothing measures, and at a few thousand timers,
 // where a wheel needs few chunks of a size. The hundred warm batches let
 // every bucket of the hashed ring hold a timer, and so keep a first
-// chunk, even at 1,000 timers a batch. With a headroom of an eighth of
-// the chunks needed (9b6a5be), the hierarchical wheel at 1,000 timers
-// allocated 72 batches after the warm ones; with a first chunk of 4
-// entries too (d3489a7), the hashed wheel at 3,000 timers did 38 after.
+// chunk, even at 1,000 timers a batch. A headroom of a fixed eighth of the
+// chunks needed fails it (the hierarchical wheel at 1,000 timers), and so
+// does a first chunk of 4 entries (the hashed wheel at 3,000).
 func TestWavesAllocateNothingForLong(t *testing.T) {
 	if raceEnabled {
 		t.Skip("counting mallocs needs no race detector")

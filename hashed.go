@@ -454,12 +454,7 @@ func (w *Hashed[V]) gather(t uint64, work *int, limit int) bool {
 				return false
 			}
 			n--
-			// As in Wheel.cascade, only a postponed entry's holder is
-			// read.
-			to, d := w.firing, t
-			if e.Deadline&postponed != 0 {
-				d = e.Link.Deadline
-			}
+			to, d := w.firing, deadlineOf(e)
 			if d > t { // postponed: place it by its deadline
 				w.sweepMin = min(w.sweepMin, d)
 				*work++

@@ -32,7 +32,8 @@ func TestInlining(t *testing.T) {
 		`\(\*Wheel\[go\.shape\.[^]]+\]\)\.bucketFor`,   // Schedule, cascade
 		`\(\*Hashed\[go\.shape\.[^]]+\]\)\.bucketFor`,
 		`levelFor`,
-		`\(\*Holder\)\.dueWithin`, // ScheduleRange's no-op
+		`deadlineOf\[go\.shape\.[^]]+\]`, // cascade, gather
+		`\(\*Holder\)\.dueWithin`,        // ScheduleRange's no-op
 		`checkTick`,
 		`afterNow`,
 		`\(\*reentry\)\.enter`,

@@ -81,6 +81,16 @@ const postponed = 1 << 63
 // tick returns the tick an entry's Deadline d names, without the flag.
 func tick(d uint64) uint64 { return d &^ postponed }
 
+// deadlineOf returns the deadline of entry e's timer: its own Deadline,
+// or, if it is postponed, its holder's, which only then is read. A wheel
+// places an entry whose tick has come by it.
+func deadlineOf[V any](e *packed.Entry[V]) uint64 {
+	if e.Deadline&postponed != 0 {
+		return e.Link.Deadline
+	}
+	return e.Deadline
+}
+
 // init makes the buckets (packed.Store.Init).
 func (s *store[V]) init(buckets, postponeFrom, postponable int) {
 	s.entries.Init(buckets)

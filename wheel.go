@@ -500,11 +500,7 @@ func (w *Wheel[V]) cascade(bucket int, work *int, limit int) bool {
 		i := len(es)
 		for ; i > 0 && *work < limit; i-- {
 			e := &es[i-1]
-			// Only a postponed entry's holder is read (see postponed).
-			d := e.Deadline
-			if d&postponed != 0 {
-				d = e.Link.Deadline
-			}
+			d := deadlineOf(e)
 			if to := w.bucketFor(d); !w.s.entries.TryPush(to, e.Link, d, e.Value) {
 				w.s.entries.Push(to, e.Link, d, e.Value)
 			}
