@@ -98,9 +98,9 @@ func (w *Hashed[V]) ready() {
 	w.mask = uint64(w.slots - 1)
 	w.sweepFrom, w.sweepMin = w.s.now+1, math.MaxUint64
 	w.firing = w.slots
-	// Every bucket of the ring may postpone in place; the firing bucket
-	// may not.
-	w.s.init(w.slots+1, 0, w.slots)
+	// The firing bucket holds timers due at Now, and fires them all;
+	// the ring's buckets postpone in place.
+	w.s.init(w.slots+1, 0)
 }
 
 // Slots returns the number of buckets. O(1).
@@ -192,12 +192,11 @@ func (w *Hashed[V]) set(h *Holder, d uint64, v V, op string) {
 		return
 	}
 	e := w.s.locate(h, op)
-	from := w.s.entries.BucketOf(&h.link)
-	if w.s.postpone(h, e, from, d, v) {
+	if w.s.postpone(h, e, d, v) {
 		return
 	}
 	w.sweepMin = min(w.sweepMin, d)
-	w.s.move(h, e, from, w.bucketFor(d), d, v)
+	w.s.move(h, e, w.s.entries.BucketOf(&h.link), w.bucketFor(d), d, v)
 }
 
 // Cancel stops the timer of h and reports whether it was active. Cancelling

@@ -41,7 +41,7 @@ func TestInlining(t *testing.T) {
 		// packed's generic methods are compiled, and reported, where
 		// this package instantiates them.
 		`packed\.\(\*Store\[go\.shape\.[^]]+\]\)\.Find`,     // locate and pushBack
-		`packed\.\(\*Store\[go\.shape\.[^]]+\]\)\.BucketOf`, // pushBack
+		`packed\.\(\*Store\[go\.shape\.[^]]+\]\)\.BucketOf`, // Remove, set
 		`packed\.\(\*Store\[go\.shape\.[^]]+\]\)\.Empty`,    // store.fire's loop
 		`packed\.\(\*Store\[go\.shape\.[^]]+\]\)\.TryPush`,  // Schedule, cascade, gather
 		`packed\.\(\*Store\[go\.shape\.[^]]+\]\)\.keeps`,    // PopEach's loop, dropTail

@@ -36,8 +36,8 @@ func (w *Hashed[V]) checkCaughtUp() error { return checkCaughtUp(&w.s) }
 // bucket's occupancy bit says whether it holds entries, Len counts the
 // entries, no entry is due before now or after its holder, the next
 // release of unused chunks is due within Retain, and placed accepts each
-// entry's position.
-func checkStore[V any](s *store[V], inCallback bool, placed func(bucket int, at uint64) error) error {
+// entry's position: its bucket, its tick and whether it is postponed.
+func checkStore[V any](s *store[V], inCallback bool, placed func(bucket int, at uint64, postponed bool) error) error {
 	entries := !inCallback || s.entries.Entries() <= callbackEntries
 	if entries {
 		if err := s.entries.Check(); err != nil {
@@ -65,12 +65,10 @@ func checkStore[V any](s *store[V], inCallback bool, placed func(bucket int, at 
 						return fmt.Errorf("bucket %d: holder deadline %d before entry's %d", bucket, l.Deadline, at)
 					case at < s.now:
 						return fmt.Errorf("bucket %d: deadline %d before now %d", bucket, at, s.now)
-					case e.Deadline&postponed != 0 && !s.mayPostpone(bucket):
-						return fmt.Errorf("bucket %d: timer postponed in place to %d, from %d", bucket, l.Deadline, at)
 					case l.Deadline != e.Deadline && e.Deadline&postponed == 0:
 						return fmt.Errorf("bucket %d: timer postponed in place to %d, from %d, and the entry is not flagged", bucket, l.Deadline, at)
 					}
-					if err := placed(bucket, at); err != nil {
+					if err := placed(bucket, at, e.Deadline&postponed != 0); err != nil {
 						return fmt.Errorf("bucket %d deadline %d now %d: %w", bucket, at, s.now, err)
 					}
 				}
@@ -144,7 +142,7 @@ func (w *Wheel[V]) checkState(inCallback bool) error {
 			}
 		}
 	}
-	return checkStore(&w.s, inCallback, func(bucket int, d uint64) error {
+	return checkStore(&w.s, inCallback, func(bucket int, d uint64, postponed bool) error {
 		l := levelOf(bucket)
 		s := bucket - bucketAt(l, 0)
 		pos := slotOf(now, l)
@@ -154,6 +152,8 @@ func (w *Wheel[V]) checkState(inCallback bool) error {
 			return fmt.Errorf("level %d slot %d holds the wrong digit", l, s)
 		case l == 0 && d-now >= levelSlots:
 			return fmt.Errorf("level 0 holds a deadline 64 ticks or more away")
+		case l == 0 && postponed:
+			return fmt.Errorf("level 0 holds a timer postponed in place")
 		case l == 0 && (s == pos) != (d == now):
 			return fmt.Errorf("level 0 slot %d, now's slot %d", s, pos)
 		case l == 0:
@@ -209,11 +209,11 @@ func (w *Hashed[V]) checkState(inCallback bool) error {
 		seen--
 	}
 	swept := w.sweepFrom <= w.s.now+1 && seen >= uint64(w.slots) && seen <= w.s.now+1
-	return checkStore(&w.s, inCallback, func(bucket int, d uint64) error {
+	return checkStore(&w.s, inCallback, func(bucket int, d uint64, postponed bool) error {
 		switch {
 		case bucket == w.firing:
-			if d != w.s.now || !w.pending {
-				return fmt.Errorf("firing bucket holds a timer of %d, now %d, pending %v", d, w.s.now, w.pending)
+			if d != w.s.now || !w.pending || postponed {
+				return fmt.Errorf("firing bucket holds a timer of %d, postponed %v, now %d, pending %v", d, postponed, w.s.now, w.pending)
 			}
 		case w.bucketFor(d) != bucket:
 			return fmt.Errorf("deadline in the wrong bucket")

@@ -12,7 +12,8 @@ import "github.com/packwheel/packwheel/packed"
 // bucket b and entry e of it,
 //
 //	now <= tick(e.Deadline) <= e.Link.Deadline, equal unless e is postponed
-//	e is postponed only in a bucket that may postpone (mayPostpone)
+//	a bucket that fires all it holds when reached (level 0, the firing
+//	    bucket) holds no e postponed, nor due more than exact ticks after now
 //	releaseAt <= now + Retain, and now < releaseAt once an Advance has caught up
 //
 // The words for where a timer is, in both wheels:
@@ -27,7 +28,7 @@ import "github.com/packwheel/packwheel/packed"
 // and for what happens to a timer:
 //
 //	set       a wheel's general path for Schedule, ScheduleAfter and ScheduleRange
-//	pushBack  Schedule's inlined fast path: postpone, for a holder checked in one read
+//	pushBack  Schedule's fast path: postpone, for a holder checked in one read
 //	postpone  give an active timer a later deadline without moving its entry,
 //	          which is flagged (postponed) so that the wheel reads its holder
 //	move      remove an active timer's entry and push it to another bucket
@@ -42,11 +43,15 @@ type store[V any] struct {
 	// occupied is entries' occupancy bitmap, which it keeps up to date.
 	occupied bitset
 	running  reentry
-	// postponeFrom and postponable say which buckets may hold a timer
-	// postponed in place: postponable of them from postponeFrom on. A
-	// bucket whose timers all fire when it is reached, a hierarchical
-	// wheel's level 0 or a hashed wheel's firing bucket, may not.
-	postponeFrom, postponable int
+	// exact is how many ticks after now the timers of a bucket that
+	// fires all it holds when it is reached, the hierarchical wheel's level
+	// 0 or the hashed wheel's firing bucket, can be due: 63 and 0. Such a
+	// bucket may not hold a timer postponed in place, and a timer due
+	// later than that is in none (mayPostpone). Telling it by the entry's
+	// tick, which the caller has just read, rather than by its bucket
+	// spares pushBack a read of the entry's chunk (BenchmarkChurn in
+	// bench/).
+	exact uint64
 	// releaseAt is the tick from which the walk gives the garbage collector
 	// the chunks no bucket took for a whole Retain period (release).
 	releaseAt uint64
@@ -92,10 +97,10 @@ func deadlineOf[V any](e *packed.Entry[V]) uint64 {
 }
 
 // init makes the buckets (packed.Store.Init).
-func (s *store[V]) init(buckets, postponeFrom, postponable int) {
+func (s *store[V]) init(buckets int, exact uint64) {
 	s.entries.Init(buckets)
 	s.occupied = s.entries.Occupied()
-	s.postponeFrom, s.postponable = postponeFrom, postponable
+	s.exact = exact
 	s.releaseAt = min(s.now, MaxTick) + Retain
 }
 
@@ -112,33 +117,31 @@ func (s *store[V]) locate(h *Holder, op string) *packed.Entry[V] {
 }
 
 // pushBack is the fast path of Schedule and ScheduleAfter, the one that
-// pushing an idle timeout back takes: if h is active in this wheel, in a
-// bucket that may postpone, and d is later than its entry's own deadline,
-// it postpones the timer in place (see postpone) and reports true.
-// Anything else, misuse included, it leaves untouched for set to handle or
-// report. No entry is due before now (checkStore verifies it), so d is
-// then in the future too; an entry due at now, left by a bounded advance,
-// is why the comparison is strict (TestRescheduleToNowWhilePending).
+// pushing an idle timeout back takes: if h is active in this wheel, may
+// be postponed and d is later than its entry's own deadline, it postpones
+// the timer in place (see postpone) and reports true. Anything else,
+// misuse included, it leaves untouched for set to handle or report. No
+// entry is due before now (checkStore verifies it), so d is then in the
+// future too; an entry due at now, left by a bounded advance, is why the
+// comparison is strict (TestRescheduleToNowWhilePending).
 //
 // It is one call with no call inside: Find and mayPostpone inline into it
-// (TestInlining), so that at a million timers the cache misses of a
-// reschedule overlap with the next reschedule's (BenchmarkReschedule).
+// (TestInlining). It does not inline into Schedule itself: Find alone
+// costs most of the inliner's budget.
 func (s *store[V]) pushBack(h *Holder, d uint64, v V) bool {
 	e := s.entries.Find(&h.link)
-	if e == nil || d <= tick(e.Deadline) {
+	if e == nil || d <= tick(e.Deadline) || !s.mayPostpone(tick(e.Deadline)) {
 		return false
 	}
-	if s.mayPostpone(s.entries.BucketOf(&h.link)) {
-		e.Deadline, e.Value, h.link.Deadline = e.Deadline|postponed, v, d
-		return true
-	}
-	return false
+	e.Deadline, e.Value, h.link.Deadline = e.Deadline|postponed, v, d
+	return true
 }
 
-// mayPostpone reports whether bucket may hold a timer postponed in place.
-func (s *store[V]) mayPostpone(bucket int) bool {
-	return uint(bucket-s.postponeFrom) < uint(s.postponable)
-}
+// mayPostpone reports whether a timer whose entry is due at tick t may be
+// postponed in place: whether t is more than exact ticks after now. A
+// timer of a coarse level due as soon as that is refused, and moves
+// instead (set), a cost of a timer's last 64 ticks only.
+func (s *store[V]) mayPostpone(t uint64) bool { return t > s.now+s.exact }
 
 // move puts the active timer of h, entry e of bucket from, into bucket to
 // at deadline d. An entry that stays in its bucket is updated where it is.
@@ -152,8 +155,8 @@ func (s *store[V]) move(h *Holder, e *packed.Entry[V], from, to int, d uint64, v
 	s.entries.Push(to, &h.link, d, v)
 }
 
-// postpone gives the active timer of h, entry e of bucket, the later
-// deadline d without moving it, if its bucket may postpone, and reports
+// postpone gives the active timer of h, entry e, the later deadline d
+// without moving it, if it may be postponed (mayPostpone), and reports
 // whether it did: the wheel places the timer by d when it reaches the
 // entry, whose own deadline is the tick it must be looked at by. Pushing
 // an idle timeout back then touches one entry and moves nothing. The
@@ -162,8 +165,8 @@ func (s *store[V]) move(h *Holder, e *packed.Entry[V], from, to int, d uint64, v
 // entry, whose line the write of the value dirties anyway: a mark kept on
 // the bucket would be a store to another line on every reschedule
 // (BenchmarkChurn in bench/).
-func (s *store[V]) postpone(h *Holder, e *packed.Entry[V], bucket int, d uint64, v V) bool {
-	if !s.mayPostpone(bucket) || d < tick(e.Deadline) {
+func (s *store[V]) postpone(h *Holder, e *packed.Entry[V], d uint64, v V) bool {
+	if d < tick(e.Deadline) || !s.mayPostpone(tick(e.Deadline)) {
 		return false
 	}
 	e.Deadline, e.Value = e.Deadline|postponed, v
@@ -184,7 +187,7 @@ func (s *store[V]) cancel(h *Holder) bool { return s.entries.Remove(&h.link, for
 // callback runs, which may panic. A hierarchical wheel's level-0 bucket
 // holds only timers due at Now, and its callbacks cannot add to it: what
 // they schedule is due after Now, and the bucket holds no timer postponed
-// in place (see postponeFrom). A hashed wheel's bucket may get a later
+// in place (see exact). A hashed wheel's bucket may get a later
 // timer, or see one of its timers postponed, from a callback; fire stops
 // there (packed.Store.PopEach), for the wheel to place the rest.
 func (s *store[V]) fire(bucket, n int, deliver func(V)) int {

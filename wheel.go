@@ -87,9 +87,9 @@ func (w *Wheel[V]) setHint(bucket int, start uint64) {
 
 func (w *Wheel[V]) ready() {
 	if w.s.occupied == nil {
-		// Level 0 holds exact ticks, so only coarser levels postpone in
-		// place.
-		w.s.init(levelCount*levelSlots, levelSlots, (levelCount-1)*levelSlots)
+		// Level 0 holds exact ticks, the 64 from Now, and fires all
+		// it holds; only coarser levels postpone in place.
+		w.s.init(levelCount*levelSlots, levelSlots-1)
 	}
 }
 
@@ -250,12 +250,11 @@ func (w *Wheel[V]) set(h *Holder, d uint64, v V, op string) {
 		return
 	}
 	e := w.s.locate(h, op)
-	from := w.s.entries.BucketOf(&h.link)
-	if w.s.postpone(h, e, from, d, v) {
+	if w.s.postpone(h, e, d, v) {
 		return
 	}
 	w.unhint(d)
-	w.s.move(h, e, from, w.bucketFor(d), d, v)
+	w.s.move(h, e, w.s.entries.BucketOf(&h.link), w.bucketFor(d), d, v)
 }
 
 // Cancel stops the timer of h and reports whether it was active. Cancelling
