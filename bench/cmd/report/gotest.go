@@ -45,7 +45,10 @@ var workloads = []string{"Churn", "ChurnWarm", "ScheduleCancel", "Memory", "Expi
 // process, GC times and the collections of allocating benchmarks would
 // depend on what ran before. Rounds run the whole matrix once each, so that
 // a burst of load from elsewhere on the machine spreads over all the
-// implementations instead of landing on the runs of one.
+// implementations instead of landing on the runs of one; within a round,
+// the implementations of one workload and size run one after another, so
+// that the runs a ratio compares are seconds apart, not the minutes that
+// the larger sizes of one implementation take.
 func runBenchmarks(dir string, sizes []int, count int, benchtime string, raw, progress io.Writer) error {
 	tmp, err := os.MkdirTemp("", "packwheel-report")
 	if err != nil {
@@ -61,8 +64,8 @@ func runBenchmarks(dir string, sizes []int, count int, benchtime string, raw, pr
 	for round := range count {
 		fmt.Fprintf(progress, "report: round %d of %d\n", round+1, count)
 		for _, w := range workloads {
-			for _, impl := range implOrder {
-				for _, n := range sizes {
+			for _, n := range sizes {
+				for _, impl := range implOrder {
 					pattern := fmt.Sprintf("^Benchmark%s$/^impl=%s$/^n=%d$", w, regexp.QuoteMeta(impl), n)
 					if err := runOne(dir, bin, pattern, benchtime, raw, progress); err != nil {
 						return err
