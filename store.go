@@ -139,8 +139,8 @@ func (s *store[V]) pushBack(h *Holder, d uint64, v V) bool {
 
 // mayPostpone reports whether a timer whose entry is due at tick t may be
 // postponed in place: whether t is more than exact ticks after now. A
-// timer of a coarse level due as soon as that is refused, and moves
-// instead (set), a cost of a timer's last 64 ticks only.
+// coarse level's timer due within exact ticks is refused too, and set
+// moves it instead: a cost paid only in a timer's last 64 ticks.
 func (s *store[V]) mayPostpone(t uint64) bool { return t > s.now+s.exact }
 
 // move puts the active timer of h, entry e of bucket from, into bucket to
