@@ -102,11 +102,12 @@ func (w *Wheel[V]) bucketFor(d uint64) int {
 
 // Schedule sets the timer of h to fire at tick deadline with value v; a
 // deadline at or before Now fires at Now()+1. An active timer pushed later
-// while it waits in a coarse level stays where it is with its new deadline,
-// and is placed by it when its slot comes due, as it would have been moved
-// down then anyway: pushing an idle timeout back touches one entry and moves
-// nothing. Otherwise an active timer moves, in place when its bucket does
-// not change. O(1); it allocates only when the wheel's free chunks run out
+// while it waits in a coarse level, more than 63 ticks before the deadline
+// it was placed by, stays where it is with its new deadline, and is placed
+// by it when its slot comes due, as it would have been moved down then
+// anyway: pushing an idle timeout back touches one entry and moves nothing.
+// Otherwise an active timer moves, in place when its bucket does not
+// change. O(1); it allocates only when the wheel's free chunks run out
 // (see the package documentation).
 //
 // It panics, before changing anything, if deadline is beyond MaxTick or h is
