@@ -28,6 +28,7 @@ func TestInlining(t *testing.T) {
 		`\(\*store\[go\.shape\.[^]]+\]\)\.cancel`, // Cancel
 		`\(\*Wheel\[go\.shape\.[^]]+\]\)\.Cancel`, // into the caller's code
 		`\(\*Hashed\[go\.shape\.[^]]+\]\)\.Cancel`,
+		`\(\*store\[go\.shape\.[^]]+\]\)\.pushBack`,    // Schedule, ScheduleAfter
 		`\(\*store\[go\.shape\.[^]]+\]\)\.mayPostpone`, // pushBack, postpone
 		`\(\*Wheel\[go\.shape\.[^]]+\]\)\.bucketFor`,   // Schedule, cascade
 		`\(\*Hashed\[go\.shape\.[^]]+\]\)\.bucketFor`,
@@ -40,7 +41,7 @@ func TestInlining(t *testing.T) {
 		`\(\*Wheel\[go\.shape\.[^]]+\]\)\.unhint`,
 		// packed's generic methods are compiled, and reported, where
 		// this package instantiates them.
-		`packed\.\(\*Store\[go\.shape\.[^]]+\]\)\.Find`,     // locate and pushBack
+		`packed\.\(\*Store\[go\.shape\.[^]]+\]\)\.Find`,     // locate, Schedule
 		`packed\.\(\*Store\[go\.shape\.[^]]+\]\)\.BucketOf`, // Remove, set
 		`packed\.\(\*Store\[go\.shape\.[^]]+\]\)\.Empty`,    // store.fire's loop
 		`packed\.\(\*Store\[go\.shape\.[^]]+\]\)\.TryPush`,  // Schedule, cascade, gather
