@@ -126,7 +126,7 @@ func (w *Hashed[V]) Slots() int {
 func (w *Hashed[V]) Schedule(h *Holder, deadline uint64, v V) {
 	checkTick("Schedule", "deadline", deadline)
 	switch {
-	case w.s.pushBack(w.s.entries.Find(&h.link), h, deadline, v):
+	case w.s.postpone(w.s.entries.Find(&h.link), h, deadline, v):
 	case h.link.Chunk == 0 && deadline > w.s.now && w.s.occupied != nil:
 		// The timer of a holder that is not scheduled, fired or cancelled
 		// say, goes straight in; TryPush inlines, and Push is for a
@@ -146,7 +146,7 @@ func (w *Hashed[V]) Schedule(h *Holder, deadline uint64, v V) {
 func (w *Hashed[V]) ScheduleAfter(h *Holder, delay uint64, v V) {
 	d := afterNow("ScheduleAfter", w.s.now, delay)
 	switch {
-	case w.s.pushBack(w.s.entries.Find(&h.link), h, d, v):
+	case w.s.postpone(w.s.entries.Find(&h.link), h, d, v):
 	case h.link.Chunk == 0 && delay > 0 && w.s.occupied != nil:
 		// As in Schedule.
 		w.sweepMin = min(w.sweepMin, d)
@@ -192,7 +192,7 @@ func (w *Hashed[V]) set(h *Holder, d uint64, v V, op string) {
 		return
 	}
 	e := w.s.locate(h, op)
-	if w.s.postpone(h, e, d, v) {
+	if w.s.postpone(e, h, d, v) {
 		return
 	}
 	w.sweepMin = min(w.sweepMin, d)

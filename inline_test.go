@@ -28,8 +28,8 @@ func TestInlining(t *testing.T) {
 		`\(\*store\[go\.shape\.[^]]+\]\)\.cancel`, // Cancel
 		`\(\*Wheel\[go\.shape\.[^]]+\]\)\.Cancel`, // into the caller's code
 		`\(\*Hashed\[go\.shape\.[^]]+\]\)\.Cancel`,
-		`\(\*store\[go\.shape\.[^]]+\]\)\.pushBack`,    // Schedule, ScheduleAfter
-		`\(\*store\[go\.shape\.[^]]+\]\)\.mayPostpone`, // pushBack, postpone
+		`\(\*store\[go\.shape\.[^]]+\]\)\.postpone`,    // Schedule, ScheduleAfter
+		`\(\*store\[go\.shape\.[^]]+\]\)\.mayPostpone`, // postpone
 		`\(\*Wheel\[go\.shape\.[^]]+\]\)\.bucketFor`,   // Schedule, cascade
 		`\(\*Hashed\[go\.shape\.[^]]+\]\)\.bucketFor`,
 		`levelFor`,

@@ -28,9 +28,9 @@ import "github.com/packwheel/packwheel/packed"
 // and for what happens to a timer:
 //
 //	set       a wheel's general path for Schedule, ScheduleAfter and ScheduleRange
-//	pushBack  Schedule's inlined fast path: postpone, for a holder checked in one read
 //	postpone  give an active timer a later deadline without moving its entry,
-//	          which is flagged (postponed) so that the wheel reads its holder
+//	          which is flagged (postponed) so that the wheel reads its holder;
+//	          Schedule's inlined fast path
 //	move      remove an active timer's entry and push it to another bucket
 //	push      add an entry to a bucket and link its holder to it (packed.Store.Push)
 //	remove    take an entry out, moving the bucket's last into its place, and
@@ -49,7 +49,7 @@ type store[V any] struct {
 	// bucket may not hold a timer postponed in place, and a timer due
 	// later than that is in none (mayPostpone). Telling it by the entry's
 	// tick, which the caller has just read, rather than by its bucket
-	// spares pushBack a read of the entry's chunk (BenchmarkChurn in
+	// spares postpone a read of the entry's chunk (BenchmarkChurn in
 	// bench/).
 	exact uint64
 	// releaseAt is the tick from which the walk gives the garbage collector
@@ -116,28 +116,6 @@ func (s *store[V]) locate(h *Holder, op string) *packed.Entry[V] {
 	return e
 }
 
-// pushBack is the fast path of Schedule and ScheduleAfter, the one that
-// pushing an idle timeout back takes: given e, the entry that Find found
-// for h (nil if none), if h is active in this wheel, may be postponed and
-// d is later than its entry's own deadline, it postpones the timer in
-// place (see postpone) and reports true. Anything else, misuse included,
-// it leaves untouched for set to handle or report. No entry is due before
-// now (checkStore verifies it), so d is then in the future too; an entry
-// due at now, left by a bounded advance, is why the comparison is strict
-// (TestRescheduleToNowWhilePending).
-//
-// The caller passes Find's answer rather than pushBack calling Find, so
-// that each is small enough to inline into Schedule (TestInlining): with
-// Find inside, pushBack cost 107 against the inliner's 80 and stayed a
-// call, which BenchmarkChurn in bench/ paid at 10k.
-func (s *store[V]) pushBack(e *packed.Entry[V], h *Holder, d uint64, v V) bool {
-	if e == nil || d <= tick(e.Deadline) || !s.mayPostpone(tick(e.Deadline)) {
-		return false
-	}
-	e.Deadline, e.Value, h.link.Deadline = e.Deadline|postponed, v, d
-	return true
-}
-
 // mayPostpone reports whether a timer whose entry is due at tick t may be
 // postponed in place: whether t is more than exact ticks after now. A
 // coarse level's timer due within exact ticks is refused too, and set
@@ -156,22 +134,32 @@ func (s *store[V]) move(h *Holder, e *packed.Entry[V], from, to int, d uint64, v
 	s.entries.Push(to, &h.link, d, v)
 }
 
-// postpone gives the active timer of h, entry e, the later deadline d
-// without moving it, if it may be postponed (mayPostpone), and reports
-// whether it did: the wheel places the timer by d when it reaches the
-// entry, whose own deadline is the tick it must be looked at by. Pushing
-// an idle timeout back then touches one entry and moves nothing. The
-// entry is flagged (postponed), so that the wheel reads its holder's
+// postpone gives the timer of h, whose entry Find found as e, the
+// deadline d without moving it, if e is not nil, d is not earlier than
+// the entry's own deadline and the timer may be postponed (mayPostpone),
+// and reports whether it did; anything else, misuse included, it leaves
+// untouched for set to handle or report. The wheel places the timer by d
+// when it reaches the entry, whose own deadline is the tick it must be
+// looked at by: pushing an idle timeout back touches one entry and moves
+// nothing. A timer due at now, left by a bounded advance, is not
+// postponed, as mayPostpone refuses it (TestRescheduleToNowWhilePending).
+//
+// The entry is flagged (postponed), so that the wheel reads its holder's
 // deadline when it moves the entry, and only then. The flag is in the
 // entry, whose line the write of the value dirties anyway: a mark kept on
 // the bucket would be a store to another line on every reschedule
 // (BenchmarkChurn in bench/).
-func (s *store[V]) postpone(h *Holder, e *packed.Entry[V], d uint64, v V) bool {
-	if d < tick(e.Deadline) || !s.mayPostpone(tick(e.Deadline)) {
+//
+// It is Schedule's fast path, and set's. The caller passes Find's answer
+// rather than postpone calling Find, so that each is small enough to
+// inline into Schedule (TestInlining): with Find inside, it cost 107
+// against the inliner's 80 and stayed a call, which BenchmarkChurn in
+// bench/ paid at 10k.
+func (s *store[V]) postpone(e *packed.Entry[V], h *Holder, d uint64, v V) bool {
+	if e == nil || d < tick(e.Deadline) || !s.mayPostpone(tick(e.Deadline)) {
 		return false
 	}
-	e.Deadline, e.Value = e.Deadline|postponed, v
-	h.link.Deadline = d
+	e.Deadline, e.Value, h.link.Deadline = e.Deadline|postponed, v, d
 	return true
 }
 

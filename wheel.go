@@ -123,7 +123,7 @@ func (w *Wheel[V]) Schedule(h *Holder, deadline uint64, v V) {
 		if b := w.bucketFor(deadline); !w.s.entries.TryPush(b, &h.link, deadline, v) {
 			w.s.entries.Push(b, &h.link, deadline, v)
 		}
-	case w.s.pushBack(w.s.entries.Find(&h.link), h, deadline, v):
+	case w.s.postpone(w.s.entries.Find(&h.link), h, deadline, v):
 	default:
 		w.set(h, deadline, v, "Schedule")
 	}
@@ -146,7 +146,7 @@ func (w *Wheel[V]) ScheduleAfter(h *Holder, delay uint64, v V) {
 		if b := w.bucketFor(d); !w.s.entries.TryPush(b, &h.link, d, v) {
 			w.s.entries.Push(b, &h.link, d, v)
 		}
-	case w.s.pushBack(w.s.entries.Find(&h.link), h, d, v):
+	case w.s.postpone(w.s.entries.Find(&h.link), h, d, v):
 	default:
 		w.set(h, d, v, "ScheduleAfter")
 	}
@@ -251,7 +251,7 @@ func (w *Wheel[V]) set(h *Holder, d uint64, v V, op string) {
 		return
 	}
 	e := w.s.locate(h, op)
-	if w.s.postpone(h, e, d, v) {
+	if w.s.postpone(e, h, d, v) {
 		return
 	}
 	w.unhint(d)
