@@ -420,6 +420,16 @@ func (s *Store[V]) Remove(link *Link, foreign func(Link)) bool {
 	return true
 }
 
+// Exchange swaps the places of entries a and b, which must be in the
+// store, and rewrites their Links: how a wheel brings the entries due in
+// a bucket to its end, where PopEach takes them, without moving them to
+// another bucket. O(1).
+func (s *Store[V]) Exchange(a, b *Entry[V]) {
+	la, lb := a.Link, b.Link
+	*a, *b = *b, *a
+	la.Chunk, la.Index, lb.Chunk, lb.Index = lb.Chunk, lb.Index, la.Chunk, la.Index
+}
+
 // Pop removes and returns the last entry of bucket, which must not be
 // empty, moving no other: how a wheel takes the entries of a bucket whose
 // time has come. O(1). Its body is Remove's counts, freeing and clearing
@@ -483,7 +493,9 @@ func (s *Store[V]) PopEach(bucket, n int, due uint64, f func(V)) int {
 			// nothing, wait for each; an assembly prefetch cost a call
 			// per entry where nothing misses (bench's work units at
 			// 1,000 and 32,000 pairs: bench/results/workunits-large.txt).
-			group := es[last&^(lookahead-1) : last+1]
+			// Not past the n-i entries that may go: those below, not due,
+			// are cold timers of later revolutions in a hashed wheel.
+			group := es[max(last&^(lookahead-1), last+1-(n-i)) : last+1]
 			for k := range group {
 				_ = *group[k].Link
 			}
