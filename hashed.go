@@ -393,11 +393,12 @@ func (w *Hashed[V]) walk(to uint64, limit int, deliver func(V)) bool {
 // cost the work units a fifth of their time at 8,000 pairs, where nearly
 // every bucket holds timers of later revolutions too
 // (bench/results/workunits-large.txt). The callbacks, which may cancel or
-// schedule anything, never run while the bucket is being scanned. A timer postponed in place to another bucket
-// is gathered with them, and moves there when it comes last. A callback
-// that changes the bucket (a cancel moves its last timer into the hole,
-// a schedule adds one at its end) stops the fire at a timer not due,
-// short of the count gather made, and visit gathers again.
+// schedule anything, never run while the bucket is being scanned. A timer
+// postponed in place to another bucket is gathered with them, and moves
+// there when it comes last. A callback that changes the bucket (a cancel
+// moves its last timer into the hole, a schedule adds one at its end)
+// stops the fire at a timer not due, short of the count gather made, and
+// visit gathers again.
 func (w *Hashed[V]) visit(t uint64, work *int, limit int, deliver func(V)) bool {
 	bucket := w.bucketFor(t)
 	for {
