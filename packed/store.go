@@ -493,10 +493,14 @@ func (s *Store[V]) PopEach(bucket, n int, due uint64, f func(V)) int {
 			// nothing, wait for each; an assembly prefetch cost a call
 			// per entry where nothing misses (bench's work units at
 			// 1,000 and 32,000 pairs: bench/results/workunits-large.txt).
-			// Not past the n-i entries that may go: those below, not due,
-			// are cold timers of later revolutions in a hashed wheel.
-			group := es[max(last&^(lookahead-1), last+1-(n-i)) : last+1]
-			for k := range group {
+			// Not past the n-i entries that may go: those below, not
+			// due, are a hashed wheel's cold timers of later revolutions
+			// (bench's work units at 8,000 pairs took 1.20 times as long
+			// touching them). Skipped in the group rather than sliced
+			// off it, which the compiler checks at a cost of 3% of the
+			// hierarchical wheel's work-unit instructions (callgrind).
+			group := es[last&^(lookahead-1) : last+1]
+			for k := max(0, len(group)-(n-i)); k < len(group); k++ {
 				_ = *group[k].Link
 			}
 		}
