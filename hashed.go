@@ -441,21 +441,25 @@ func (w *Hashed[V]) gather(t uint64, room int) (due int, complete bool) {
 	bucket := w.bucketFor(t)
 	// First the timers due at t that end the bucket already, all of
 	// them when the whole bucket is due: counted where they are, with a
-	// compare each (BenchmarkFireBucket).
+	// compare each, a chunk at a time in the order of memory, which
+	// prefetches a crowded bucket's (BenchmarkFireBucket at 1M).
 	es, prev := w.s.entries.Tail(bucket)
-	i := len(es) - 1
+	i := -1 // in es, the last timer not due at t
 	for {
-		for ; i >= 0 && es[i].Deadline == t; i-- {
-			if due == room {
-				return due, false
+		for j := range es {
+			if es[j].Deadline != t {
+				i = j
 			}
-			due++
 		}
+		run := len(es) - 1 - i
+		if due+run > room {
+			return room, false
+		}
+		due += run
 		if i >= 0 || prev == 0 {
 			break
 		}
 		es, prev = w.s.entries.Chunk(prev)
-		i = len(es) - 1
 	}
 	// Then the rest, from es[i], the last timer not due at t.
 	left := uint64(math.MaxUint64) // the least tick of the entries it leaves
