@@ -6,7 +6,8 @@
 // Each entry points back at a [Link] owned by the caller, and the store
 // keeps the Link told where the entry is: Link.Chunk and Link.Index name
 // it, so every operation on a linked entry is O(1). Removing an entry moves
-// the bucket's last entry into the hole and rewrites that entry's Link.
+// the bucket's last entry into the hole and rewrites that entry's Link;
+// exchanging two entries rewrites both.
 //
 // # Where entries live
 //

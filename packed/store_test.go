@@ -358,6 +358,7 @@ func TestStoreZeroAllocs(t *testing.T) {
 		if !s.TryPush(b, e.Link, 0, 0) {
 			s.Push(b, e.Link, 0, 0)
 		}
+		s.Exchange(s.Find(&links[i%len(links)]), s.Find(&links[(i+3)%len(links)]))
 	}))
 	require.NoError(t, s.Check())
 }
