@@ -441,16 +441,17 @@ func (w *Hashed[V]) gather(t uint64, room int) (due int, complete bool) {
 	bucket := w.bucketFor(t)
 	// First the timers due at t that end the bucket already, all of
 	// them when the whole bucket is due: counted where they are, with a
-	// compare each, a chunk at a time in the order of memory, which
-	// prefetches a crowded bucket's (BenchmarkFireBucket at 1M).
+	// compare each, from the end in the last chunk, where a bucket that
+	// also holds later timers has its few due ones, and then, if that
+	// chunk was all due, a whole chunk at a time in the order of memory,
+	// which prefetches a crowded bucket's (BenchmarkFireBucket at 1M; the
+	// work units at 300 pairs, 4,921 M instructions reading the last chunk
+	// forwards too).
 	es, prev := w.s.entries.Tail(bucket)
-	i := -1 // in es, the last timer not due at t
+	i := len(es) - 1 // in es, the last timer not due at t, once found
+	for ; i >= 0 && es[i].Deadline == t; i-- {
+	}
 	for {
-		for j := range es {
-			if es[j].Deadline != t {
-				i = j
-			}
-		}
 		run := len(es) - 1 - i
 		if due+run > room {
 			return room, false
@@ -460,6 +461,11 @@ func (w *Hashed[V]) gather(t uint64, room int) (due int, complete bool) {
 			break
 		}
 		es, prev = w.s.entries.Chunk(prev)
+		for j := range es {
+			if es[j].Deadline != t {
+				i = j
+			}
+		}
 	}
 	// Then the rest, from es[i], the last timer not due at t.
 	left := uint64(math.MaxUint64) // the least tick of the entries it leaves
