@@ -3,6 +3,8 @@ package packwheel
 import (
 	"fmt"
 	"math"
+
+	"github.com/packwheel/packwheel/packed"
 )
 
 // DefaultHashedSlots is the number of slots of a zero Hashed or of one made
@@ -27,11 +29,9 @@ type HashedOptions struct {
 // Hashed is a hashed timing wheel with a single level: a timer lands in
 // bucket deadline%Slots and waits there for the revolutions it still needs,
 // which are derived from its stored absolute deadline. Processing a tick
-// visits one bucket, compares deadlines, and fires the due timers where
-// they are, writing to a timer that is not due only to exchange places
-// with one that is. A timer moves to another bucket only when brought
-// earlier, or when its bucket is visited after it was pushed back in
-// place.
+// visits one bucket and compares deadlines without writing to timers that
+// are not due. A timer moves only when brought earlier, or when its bucket
+// is visited after it was pushed back in place.
 //
 // Schedule, ScheduleRange and Cancel are O(1). Advance is O(1) per tick
 // with an occupied bucket plus O(1) per timer in the buckets it visits;
@@ -62,8 +62,12 @@ type Hashed[V any] struct {
 	sweepFrom, sweepMin uint64
 	// pending records that the visit of tick now's bucket did not finish:
 	// a bounded advance stopped, or a callback panicked. Timers of tick now
-	// may be left in the bucket.
+	// may be left in the bucket, or in the firing bucket.
 	pending bool
+	// firing is the bucket after the ring's, which holds the timers of
+	// tick now between the visit that finds them in their bucket and their
+	// firing (see visit).
+	firing int
 }
 
 // NewHashed returns an empty hashed wheel at tick 0. Unlike a zero Hashed,
@@ -93,7 +97,10 @@ func (w *Hashed[V]) ready() {
 	}
 	w.mask = uint64(w.slots - 1)
 	w.sweepFrom, w.sweepMin = w.s.now+1, math.MaxUint64
-	w.s.init(w.slots, 0)
+	w.firing = w.slots
+	// The firing bucket holds timers due at Now, and fires them all;
+	// the ring's buckets postpone in place.
+	w.s.init(w.slots+1, 0)
 }
 
 // Slots returns the number of buckets. O(1).
@@ -268,7 +275,7 @@ func (w *Hashed[V]) advance(op string, to uint64, limit int, deliver func(V)) bo
 // most one revolution. It allocates nothing.
 func (w *Hashed[V]) NextExpiry(limit uint64) uint64 {
 	now := w.s.now
-	if w.pending && w.holds(w.bucketFor(now), now) {
+	if w.pending && (!w.s.entries.Empty(w.firing) || w.holds(w.bucketFor(now), now, true)) {
 		// Timers of tick now are left, unless they were cancelled since.
 		return min(now, limit)
 	}
@@ -307,11 +314,18 @@ func (w *Hashed[V]) NextExpiry(limit uint64) uint64 {
 }
 
 // holds reports whether bucket holds an entry of tick t, postponed in
-// place or not: whether timers of tick t are left in it.
-func (w *Hashed[V]) holds(bucket int, t uint64) bool {
+// place or not, or, with due false, one that does not fire at t where it
+// is: of another tick, or postponed. NextExpiry asks the first, whether
+// timers of tick t are left; visit the second, whether the whole bucket
+// fires in place.
+func (w *Hashed[V]) holds(bucket int, t uint64, due bool) bool {
 	for es, prev := w.s.entries.Tail(bucket); ; es, prev = w.s.entries.Chunk(prev) {
 		for i := range es {
-			if tick(es[i].Deadline) == t {
+			d := es[i].Deadline
+			if due {
+				d = tick(d)
+			}
+			if (d == t) == due {
 				return true
 			}
 		}
@@ -322,7 +336,10 @@ func (w *Hashed[V]) holds(bucket int, t uint64) bool {
 }
 
 // nextOccupied returns the first tick in [from, to] whose bucket is
-// occupied, looking at most one revolution ahead.
+// occupied, looking at most one revolution ahead. The firing bucket's bit,
+// after the ring's, is clear whenever the ring is searched: a visit
+// empties the firing bucket before the walk looks further, and NextExpiry
+// answers Now while it holds timers (Hashed.check).
 func (w *Hashed[V]) nextOccupied(from, to uint64) (uint64, bool) {
 	if from > to {
 		return 0, false
@@ -386,127 +403,82 @@ func (w *Hashed[V]) walk(to uint64, limit int, deliver func(V)) bool {
 // moving at most limit-work of them, and notes the deadlines it passes in
 // sweepMin. It returns false if it stopped at limit.
 //
-// The timers fire where they are, from the bucket's end (store.fire),
-// where gather has brought them by exchanging places with the bucket's
-// later timers, which most often are before them already: nothing moves
-// to another bucket to fire, as it did to a firing bucket before, which
-// cost the work units a fifth of their time at 8,000 pairs, where nearly
-// every bucket holds timers of later revolutions too
-// (bench/results/workunits-large.txt). The callbacks, which may cancel or
-// schedule anything, never run while the bucket is being scanned. A timer
-// postponed in place to another bucket is gathered with them, and moves
-// there when it comes last. A callback that changes the bucket (a cancel
-// moves its last timer into the hole, a schedule adds one at its end)
-// stops the fire at a timer not due, short of the count gather made, and
-// visit gathers again.
+// When every timer of the bucket is due at t by its entry, none postponed
+// in place, as every one is when timers are due within a revolution, they
+// fire where they are, moving none (BenchmarkExpire in bench/, bench's
+// work units): store.fire fires while the last timer is due, so a later
+// timer that a callback adds to the bucket, or one it postpones in place,
+// stops it when it comes last. What is left goes the general way: gather
+// moves the timers of tick t to the firing bucket, which then fires as a
+// hierarchical wheel's level-0 slot does, so that the callbacks, which may
+// cancel or schedule anything, never run while a bucket is being scanned.
+// Other buckets are not fired where they are: fire would stop at the
+// first later timer or one postponed in place, and gather would scan the
+// bucket again (bench/results/workunits-large.txt has the measured cost).
 func (w *Hashed[V]) visit(t uint64, work *int, limit int, deliver func(V)) bool {
-	bucket := w.bucketFor(t)
-	for {
-		k, complete := w.gather(t, limit-*work)
-		for k > 0 {
-			fired := w.s.fire(bucket, k, deliver)
-			*work += fired
-			if k -= fired; k == 0 {
-				break
-			}
-			es, _ := w.s.entries.Tail(bucket)
-			if len(es) == 0 || es[len(es)-1].Deadline != t|postponed {
-				break // a callback changed the bucket: gather again
-			}
-			moved := w.s.entries.Pop(bucket)
-			d := moved.Link.Deadline
-			w.sweepMin = min(w.sweepMin, d)
-			if to := w.bucketFor(d); !w.s.entries.TryPush(to, moved.Link, d, moved.Value) {
-				w.s.entries.Push(to, moved.Link, d, moved.Value)
-			}
-			*work++
-			k--
-		}
-		if k == 0 {
-			return complete
+	if bucket := w.bucketFor(t); !w.holds(bucket, t, false) {
+		*work += w.s.fire(bucket, limit-*work, deliver)
+		if w.s.entries.Empty(bucket) && w.s.entries.Empty(w.firing) {
+			return true
 		}
 	}
+	done := w.gather(t, work, limit)
+	// The firing bucket may hold timers a stopped visit left, besides
+	// those just gathered: as many as limit allows fire.
+	*work += w.s.fire(w.firing, limit-*work, deliver)
+	return done && w.s.entries.Empty(w.firing)
 }
 
-// gather brings the timers of bucket t%Slots due at tick t to the
-// bucket's end, with those postponed in place from t to another bucket,
-// and returns how many are there; it gives those postponed within the
-// bucket their deadlines where they are, which moves nothing. It gathers
-// no more than room, as many as may fire or move, so that a bounded
-// advance scans a crowded bucket no further than it fires, and reports
-// whether it found every one. It scans the bucket from its end, so that
-// the place it brings the next one to, before those it brought, holds a
-// timer it has seen.
-func (w *Hashed[V]) gather(t uint64, room int) (due int, complete bool) {
+// gather moves the timers of bucket t%Slots that are due at tick t to the
+// firing bucket, or, for those postponed in place, to where their deadlines
+// place them, which counts in work; at most limit-work of them, so that
+// firing those it gathered brings work to limit at most. It reports whether
+// it found every one. It scans the bucket from its end, so that the last
+// entry, which a removal moves into the hole, has been seen already.
+func (w *Hashed[V]) gather(t uint64, work *int, limit int) bool {
 	bucket := w.bucketFor(t)
-	// First the timers due at t that end the bucket already, all of
-	// them when the whole bucket is due: counted where they are, with a
-	// compare each, from the end in the last chunk, where a bucket that
-	// also holds later timers has its few due ones, and then, if that
-	// chunk was all due, a whole chunk at a time in the order of memory,
-	// which prefetches a crowded bucket's (BenchmarkFireBucket at 1M; the
-	// work units at 300 pairs, 4,921 M instructions reading the last chunk
-	// forwards too).
-	es, prev := w.s.entries.Tail(bucket)
-	i := len(es) - 1 // in es, the last timer not due at t, once found
-	for ; i >= 0 && es[i].Deadline == t; i-- {
-	}
-	for {
-		run := len(es) - 1 - i
-		if due+run > room {
-			return room, false
-		}
-		due += run
-		if i >= 0 || prev == 0 {
-			break
-		}
-		es, prev = w.s.entries.Chunk(prev)
-		for j := range es {
-			if es[j].Deadline != t {
-				i = j
-			}
-		}
-	}
-	// Then the rest, from es[i], the last timer not due at t.
-	left := uint64(math.MaxUint64) // the least tick of the entries it leaves
-	// endEs[end] is the first of those gathered, or the end of the bucket's
-	// last chunk; endPrev is the chunk before endEs's.
-	endEs, end, endPrev := es, i+1, prev
-	for {
-		for ; i >= 0; i-- {
+	n := limit - *work
+	// last says that every entry after e has left: e is the bucket's last,
+	// which Pop takes without reading its holder, as Remove would.
+	last := true
+	for es, prev := w.s.entries.Tail(bucket); ; es, prev = w.s.entries.Chunk(prev) {
+		for i := len(es) - 1; i >= 0; i-- {
 			e := &es[i]
-			if e.Deadline != t {
-				at := tick(e.Deadline)
-				if at != t {
-					left = min(left, at)
-					continue
-				}
-				// Postponed in place, perhaps to t itself, which fires.
-				if d := e.Link.Deadline; d != t && w.bucketFor(d) == bucket {
+			if at := tick(e.Deadline); at != t {
+				w.sweepMin = min(w.sweepMin, at)
+				last = false
+				continue
+			}
+			if n == 0 {
+				return false
+			}
+			n--
+			to, d := w.firing, deadlineOf(e)
+			if d > t { // postponed: place it by its deadline
+				w.sweepMin = min(w.sweepMin, d)
+				*work++
+				if to = w.bucketFor(d); to == bucket {
 					e.Deadline = d
-					left = min(left, d)
+					last = false
 					continue
 				}
 			}
-			if due == room {
-				w.sweepMin = min(w.sweepMin, left)
-				return due, false
+			// The entry moved into es[i], if any, was seen; es stays valid
+			// for the entries before i, which this removal does not move,
+			// and its chunk is freed only once it is empty, at i == 0.
+			var moved packed.Entry[V]
+			if last {
+				moved = w.s.entries.Pop(bucket)
+			} else {
+				moved = *e
+				w.s.entries.Remove(e.Link, nil)
 			}
-			if end == 0 {
-				endEs, endPrev = w.s.entries.Chunk(endPrev)
-				end = len(endEs)
+			if !w.s.entries.TryPush(to, moved.Link, d, moved.Value) {
+				w.s.entries.Push(to, moved.Link, d, moved.Value)
 			}
-			end--
-			if to := &endEs[end]; to != e {
-				w.s.entries.Exchange(e, to)
-			}
-			due++
 		}
 		if prev == 0 {
-			w.sweepMin = min(w.sweepMin, left)
-			return due, true
+			return true
 		}
-		es, prev = w.s.entries.Chunk(prev)
-		i = len(es) - 1
 	}
 }

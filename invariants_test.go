@@ -211,6 +211,10 @@ func (w *Hashed[V]) checkState(inCallback bool) error {
 	swept := w.sweepFrom <= w.s.now+1 && seen >= uint64(w.slots) && seen <= w.s.now+1
 	return checkStore(&w.s, inCallback, func(bucket int, d uint64, postponed bool) error {
 		switch {
+		case bucket == w.firing:
+			if d != w.s.now || !w.pending || postponed {
+				return fmt.Errorf("firing bucket holds a timer of %d, postponed %v, now %d, pending %v", d, postponed, w.s.now, w.pending)
+			}
 		case w.bucketFor(d) != bucket:
 			return fmt.Errorf("deadline in the wrong bucket")
 		case d == w.s.now && !w.pending:

@@ -12,8 +12,8 @@ import "github.com/packwheel/packwheel/packed"
 // bucket b and entry e of it,
 //
 //	now <= tick(e.Deadline) <= e.Link.Deadline, equal unless e is postponed
-//	a bucket that fires all it holds when reached (level 0) holds no e
-//	    postponed, nor due more than exact ticks after now
+//	a bucket that fires all it holds when reached (level 0, the firing
+//	    bucket) holds no e postponed, nor due more than exact ticks after now
 //	releaseAt <= now + Retain, and now < releaseAt once an Advance has caught up
 //
 // The words for where a timer is, in both wheels:
@@ -45,10 +45,9 @@ type store[V any] struct {
 	running  reentry
 	// exact is how many ticks after now the timers of a bucket that
 	// fires all it holds when it is reached, the hierarchical wheel's level
-	// 0, can be due: 63. Such a bucket may not hold a timer postponed in
-	// place, and a timer due later than that is in none (mayPostpone). A
-	// hashed wheel's is 0: a timer of tick now, which a stopped visit
-	// leaves in its bucket, must fire there. Telling it by the entry's
+	// 0 or the hashed wheel's firing bucket, can be due: 63 and 0. Such a
+	// bucket may not hold a timer postponed in place, and a timer due
+	// later than that is in none (mayPostpone). Telling it by the entry's
 	// tick, which the caller has just read, rather than by its bucket
 	// spares postpone a read of the entry's chunk (BenchmarkChurn in
 	// bench/).
@@ -178,9 +177,8 @@ func (s *store[V]) cancel(h *Holder) bool { return s.entries.Remove(&h.link, for
 // holds only timers due at Now, and its callbacks cannot add to it: what
 // they schedule is due after Now, and the bucket holds no timer postponed
 // in place (see exact). A hashed wheel's bucket may get a later
-// timer, or lose one, from a callback, which then stops fire at a timer
-// not due (packed.Store.PopEach), for the wheel to gather the rest again
-// (Hashed.visit).
+// timer, or see one of its timers postponed, from a callback; fire stops
+// there (packed.Store.PopEach), for the wheel to place the rest.
 func (s *store[V]) fire(bucket, n int, deliver func(V)) int {
 	return s.entries.PopEach(bucket, n, s.now, deliver)
 }
