@@ -31,3 +31,64 @@ func TestHashedEarlierInPlace(t *testing.T) {
 	require.Equal(t, 1, fired)
 	mustCheck(t, w)
 }
+
+// TestHashedScansPerTimer bounds the entries that Advance's scans read per
+// timer of the bucket it visits, when the callbacks change that bucket:
+// push onto it, cancel in it, postpone in it, take a timer out of it. The
+// model tests check what fires and when, not how often a bucket is read;
+// a visit that scanned its bucket again after each callback that changed
+// it passed them all and took 30 s for 80,000 timers
+// (bench/results/workunits-large.txt). A count that grew with the bucket
+// would be such a visit, quadratic; the bound holds at both sizes.
+func TestHashedScansPerTimer(t *testing.T) {
+	const slots, due = 64, 3 * 64 // every timer is in bucket 0
+	reactions := []struct {
+		name  string
+		react func(w *Hashed[*conn], c, later *conn)
+	}{
+		{"nothing", func(w *Hashed[*conn], c, later *conn) {}},
+		{"re-arm a revolution ahead", func(w *Hashed[*conn], c, later *conn) { w.ScheduleAfter(&c.timer, slots, c) }},
+		{"re-arm two revolutions ahead", func(w *Hashed[*conn], c, later *conn) { w.ScheduleAfter(&c.timer, 2*slots, c) }},
+		{"re-arm at the next tick", func(w *Hashed[*conn], c, later *conn) { w.ScheduleAfter(&c.timer, 1, c) }},
+		{"cancel a later timer", func(w *Hashed[*conn], c, later *conn) { w.Cancel(&later.timer) }},
+		{"postpone a later timer", func(w *Hashed[*conn], c, later *conn) { w.ScheduleAfter(&later.timer, 4*slots, later) }},
+		{"bring a later timer to the next tick", func(w *Hashed[*conn], c, later *conn) { w.ScheduleAfter(&later.timer, 1, later) }},
+		{"bring a later timer to now", func(w *Hashed[*conn], c, later *conn) { w.Schedule(&later.timer, due, later) }},
+	}
+	for _, r := range reactions {
+		for _, withLater := range []bool{false, true} {
+			for _, n := range []int{1_000, 16_000} {
+				w := NewHashed[*conn](HashedOptions{Slots: slots})
+				timers := make([]conn, 2*n)
+				fired, later := 0, timers[n:]
+				for i := range timers {
+					timers[i].id = i
+				}
+				for i := range timers[:n] {
+					w.Schedule(&timers[i].timer, due, &timers[i])
+					if withLater {
+						w.Schedule(&later[i].timer, due+slots, &later[i])
+					}
+				}
+				w.Advance(due-1, nil)
+				w.scanned = 0
+				w.Advance(due, func(c *conn) {
+					if fired++; c.id < n {
+						r.react(w, c, &later[c.id])
+					}
+				})
+				if fired < n {
+					t.Fatalf("%s, later timers %v, %d timers: %d fired", r.name, withLater, n, fired)
+				}
+				inBucket := n
+				if withLater {
+					inBucket *= 2
+				}
+				if per := float64(w.scanned) / float64(inBucket); per > 3 {
+					t.Errorf("%s, later timers %v, %d timers: %.1f entries scanned per timer in the bucket, want at most 3", r.name, withLater, n, per)
+				}
+				mustCheck(t, w)
+			}
+		}
+	}
+}

@@ -6,7 +6,7 @@ package packwheel
 //	invariants_test.go  the invariant checkers run after every step (Wheel.check, Hashed.check)
 //	wheel_test.go       the hierarchical wheel's own behaviour: ScheduleRange's pick
 //	level_test.go       levelFor and slotOf at every level's boundaries
-//	hashed_test.go      the hashed wheel's own behaviour: timers moved in place
+//	hashed_test.go      the hashed wheel's own behaviour: timers moved in place, entries scanned per timer
 //	bounded_test.go     AdvanceLimit and AppendExpired stopping and resuming
 //	misuse_test.go      every refused call: its ErrMisuse message, and nothing changed
 //	alloc_test.go       zero allocations, operation by operation and in steady state
