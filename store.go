@@ -177,8 +177,9 @@ func (s *store[V]) cancel(h *Holder) bool { return s.entries.Remove(&h.link, for
 // holds only timers due at Now, and its callbacks cannot add to it: what
 // they schedule is due after Now, and the bucket holds no timer postponed
 // in place (see exact). A hashed wheel's bucket may get a later
-// timer, or see one of its timers postponed, from a callback; fire stops
-// there (packed.Store.PopEach), for the wheel to place the rest.
+// timer, or lose one, from a callback, which then stops fire at a timer
+// not due (packed.Store.PopEach), for the wheel to place the rest
+// (Hashed.visit).
 func (s *store[V]) fire(bucket, n int, deliver func(V)) int {
 	return s.entries.PopEach(bucket, n, s.now, deliver)
 }

@@ -147,6 +147,36 @@ func TestStoreRandom(t *testing.T) {
 			s.Cut(from, n)
 			count[from] -= n
 			count[to] += n
+		case op == 8:
+			// Exchange two entries of a bucket, in one chunk or two, as
+			// a wheel brings the due ones to its end: each keeps its
+			// value and flag and is found at the other's place.
+			b := pick()
+			if s.Empty(b) {
+				continue
+			}
+			var all []*Entry[int]
+			for es, prev := s.Tail(b); ; es, prev = s.Chunk(prev) {
+				for i := range es {
+					all = append(all, &es[i])
+				}
+				if prev == 0 {
+					break
+				}
+			}
+			x, y := all[r.IntN(len(all))], all[r.IntN(len(all))]
+			vx, vy, lx, ly := x.Value, y.Value, *x.Link, *y.Link
+			s.Exchange(x, y)
+			if x.Value != vy || y.Value != vx || deadline(x.Value) != x.Deadline || deadline(y.Value) != y.Deadline {
+				t.Fatalf("step %d: Exchange left values %d and %d, want %d and %d", step, x.Value, y.Value, vy, vx)
+			}
+			// Each Link names its entry's new place, and keeps its deadline.
+			if want := (Link{Deadline: ly.Deadline, Chunk: lx.Chunk, Index: lx.Index}); *x.Link != want {
+				t.Fatalf("step %d: Exchange left link %+v, want %+v", step, *x.Link, want)
+			}
+			if want := (Link{Deadline: lx.Deadline, Chunk: ly.Chunk, Index: ly.Index}); *y.Link != want {
+				t.Fatalf("step %d: Exchange left link %+v, want %+v", step, *y.Link, want)
+			}
 		case step%4 == 0:
 			// PopEach, as a wheel fires a bucket: from the last entry,
 			// each unlinked before f sees it, while the last is due.
@@ -328,6 +358,7 @@ func TestStoreZeroAllocs(t *testing.T) {
 		if !s.TryPush(b, e.Link, 0, 0) {
 			s.Push(b, e.Link, 0, 0)
 		}
+		s.Exchange(s.Find(&links[i%len(links)]), s.Find(&links[(i+3)%len(links)]))
 	}))
 	require.NoError(t, s.Check())
 }
