@@ -67,8 +67,8 @@ type Hashed[V any] struct {
 	// may be left in the bucket, or in the firing bucket.
 	pending bool
 	// firing is the bucket after the ring's, which holds the timers of
-	// tick now between the visit that finds them in their bucket and their
-	// firing (see visit).
+	// tick now that a visit moved out of their bucket, once a callback
+	// had changed it while it fired, until they fire (see visit).
 	firing int
 	// scanned counts the entries that the visits' scans have read, which
 	// TestHashedScansPerTimer bounds per timer: what fires and when, which
@@ -415,8 +415,8 @@ func (w *Hashed[V]) walk(to uint64, limit int, deliver func(V)) bool {
 // end) stops the fire at a timer not due. The rest of the tick then goes
 // the way callbacks cannot disturb: gatherToFiring moves its timers to the
 // firing bucket, which fires as a hierarchical wheel's level-0 slot does,
-// and nothing a callback schedules lands there. So a bucket is scanned at
-// most twice a tick, however its callbacks change it
+// and nothing a callback schedules lands there. So a visit scans its
+// bucket twice at most, however its callbacks change it
 // (TestHashedScansPerTimer).
 func (w *Hashed[V]) visit(t uint64, work *int, limit int, deliver func(V)) bool {
 	if bucket := w.bucketFor(t); w.s.entries.Empty(w.firing) {
