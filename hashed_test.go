@@ -55,6 +55,14 @@ func TestHashedScansPerTimer(t *testing.T) {
 		{"bring a later timer to the next tick", func(w *Hashed[*conn], c, later *conn) { w.ScheduleAfter(&later.timer, 1, later) }},
 		{"bring a later timer to now", func(w *Hashed[*conn], c, later *conn) { w.Schedule(&later.timer, due, later) }},
 	}
+	next := xorshift(1)
+	mixed := reactions
+	reactions = append(reactions, struct {
+		name  string
+		react func(w *Hashed[*conn], c, later *conn)
+	}{"each of those, at random", func(w *Hashed[*conn], c, later *conn) {
+		mixed[next()%uint64(len(mixed))].react(w, c, later)
+	}})
 	for _, r := range reactions {
 		for _, withLater := range []bool{false, true} {
 			for _, n := range []int{1_000, 16_000} {
