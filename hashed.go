@@ -31,9 +31,9 @@ type HashedOptions struct {
 // which are derived from its stored absolute deadline. Processing a tick
 // visits one bucket, compares deadlines, and fires the due timers where
 // they are, writing to a timer that is not due only to exchange places
-// with one that is. A timer moves to another bucket only when brought
-// earlier, or when its bucket is visited after it was pushed back in
-// place.
+// with one that is, or to give one pushed back in place its deadline. A
+// timer moves to another bucket only when brought earlier, or when its
+// bucket is visited after it was pushed back in place.
 //
 // Schedule, ScheduleRange and Cancel are O(1). Advance is O(1) per tick
 // with an occupied bucket plus O(1) per timer in the buckets it visits;
