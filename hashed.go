@@ -3,8 +3,6 @@ package packwheel
 import (
 	"fmt"
 	"math"
-
-	"github.com/packwheel/packwheel/packed"
 )
 
 // DefaultHashedSlots is the number of slots of a zero Hashed or of one made
@@ -403,56 +401,74 @@ func (w *Hashed[V]) walk(to uint64, limit int, deliver func(V)) bool {
 // sweepMin. It returns false if it stopped at limit.
 //
 // The timers fire where they are, from the bucket's end (store.fire),
-// where gatherAtEnd has brought them by exchanging places with the
-// bucket's later timers: nothing moves to another bucket to fire, which
-// cost the work units a fifth of their time at 8,000 pairs, where nearly
-// every bucket holds timers of later revolutions too
+// where gather has brought them by exchanging places with the bucket's
+// later timers: nothing moves to another bucket to fire, which cost the
+// work units a fifth of their time at 8,000 pairs, where nearly every
+// bucket holds timers of later revolutions too
 // (bench/results/workunits-large.txt). A timer postponed in place to
 // another bucket is gathered with them, and moves there when it comes
 // last. The callbacks, which may cancel or schedule anything, never run
 // while the bucket is being scanned; one that changes the bucket (a
 // cancel moves its last timer into the hole, a schedule adds one at its
 // end) stops the fire at a timer not due. The rest of the tick then goes
-// the way callbacks cannot disturb: gatherToFiring moves its timers to the
+// the way callbacks cannot disturb: gathered once more, it moves to the
 // firing bucket, which fires as a hierarchical wheel's level-0 slot does,
 // and nothing a callback schedules lands there. So a visit scans its
 // bucket twice at most, however its callbacks change it
 // (TestHashedScansPerTimer).
 func (w *Hashed[V]) visit(t uint64, work *int, limit int, deliver func(V)) bool {
-	if bucket := w.bucketFor(t); w.s.entries.Empty(w.firing) {
-		k, complete := w.gatherAtEnd(t, limit-*work)
-		for k > 0 {
-			fired := w.s.fire(bucket, k, deliver)
-			*work += fired
-			if k -= fired; k == 0 {
-				break
-			}
-			es, _ := w.s.entries.Tail(bucket)
-			if len(es) == 0 || es[len(es)-1].Deadline != t|postponed {
-				break // a callback changed the bucket
-			}
-			// Postponed in place to another bucket: it moves there.
-			moved := w.s.entries.Pop(bucket)
-			d := moved.Link.Deadline
-			w.sweepMin = min(w.sweepMin, d)
-			if to := w.bucketFor(d); !w.s.entries.TryPush(to, moved.Link, d, moved.Value) {
-				w.s.entries.Push(to, moved.Link, d, moved.Value)
-			}
-			*work++
-			k--
-		}
-		if k == 0 {
-			return complete
+	if !w.s.entries.Empty(w.firing) {
+		// A stopped visit left them: they fire first.
+		if *work += w.s.fire(w.firing, limit-*work, deliver); !w.s.entries.Empty(w.firing) {
+			return false
 		}
 	}
-	done := w.gatherToFiring(t, work, limit)
-	// The firing bucket may hold timers a stopped visit left, besides
-	// those just gathered: as many as limit allows fire.
+	bucket := w.bucketFor(t)
+	k, complete := w.gather(t, limit-*work)
+	for k > 0 {
+		fired := w.s.fire(bucket, k, deliver)
+		*work += fired
+		if k -= fired; k == 0 {
+			return complete
+		}
+		if es, _ := w.s.entries.Tail(bucket); len(es) == 0 || es[len(es)-1].Deadline != t|postponed {
+			break // a callback changed the bucket
+		}
+		w.moveLast(bucket, t, work) // postponed in place to another bucket
+		k--
+	}
+	if k == 0 {
+		return complete
+	}
+	// The rest of the tick goes by the firing bucket, all of it: gather
+	// left room to fire what it moved there, and no callback adds to it.
+	k, complete = w.gather(t, limit-*work)
+	for ; k > 0; k-- {
+		w.moveLast(bucket, t, work)
+	}
 	*work += w.s.fire(w.firing, limit-*work, deliver)
-	return done && w.s.entries.Empty(w.firing)
+	return complete
 }
 
-// gatherAtEnd brings the timers of bucket t%Slots due at tick t to the
+// moveLast moves the last entry of bucket t%Slots, which gather brought
+// there, to the firing bucket if its timer is due at t, postponed in
+// place to t or not, or else to the bucket its deadline places it in,
+// which counts in work.
+func (w *Hashed[V]) moveLast(bucket int, t uint64, work *int) {
+	e := w.s.entries.Pop(bucket)
+	to, d := w.firing, t
+	if e.Deadline != t && e.Link.Deadline != t {
+		d = e.Link.Deadline
+		to = w.bucketFor(d)
+		w.sweepMin = min(w.sweepMin, d)
+		*work++
+	}
+	if !w.s.entries.TryPush(to, e.Link, d, e.Value) {
+		w.s.entries.Push(to, e.Link, d, e.Value)
+	}
+}
+
+// gather brings the timers of bucket t%Slots due at tick t to the
 // bucket's end, with those postponed in place from t to another bucket,
 // and returns how many are there; it gives those postponed within the
 // bucket their deadlines where they are, which moves nothing. It gathers
@@ -460,7 +476,7 @@ func (w *Hashed[V]) visit(t uint64, work *int, limit int, deliver func(V)) bool 
 // found every one. It scans the bucket from its end, so that the place it
 // brings the next one to, before those it brought, holds a timer it has
 // seen.
-func (w *Hashed[V]) gatherAtEnd(t uint64, room int) (due int, complete bool) {
+func (w *Hashed[V]) gather(t uint64, room int) (due int, complete bool) {
 	bucket := w.bucketFor(t)
 	// First the timers due at t that end the bucket already, all of
 	// them when the whole bucket is due: counted where they are, with a
@@ -534,61 +550,5 @@ func (w *Hashed[V]) gatherAtEnd(t uint64, room int) (due int, complete bool) {
 		es, prev = w.s.entries.Chunk(prev)
 		w.scanned += len(es)
 		i = len(es) - 1
-	}
-}
-
-// gatherToFiring moves the timers of bucket t%Slots that are due at tick t
-// to the firing bucket, or, for those postponed in place, to where their
-// deadlines place them, which counts in work; at most limit-work of them,
-// so that firing those it gathered brings work to limit at most. It
-// reports whether it found every one. It scans the bucket from its end, so
-// that the last entry, which a removal moves into the hole, has been seen
-// already.
-func (w *Hashed[V]) gatherToFiring(t uint64, work *int, limit int) bool {
-	bucket := w.bucketFor(t)
-	n := limit - *work
-	// last says that every entry after e has left: e is the bucket's last,
-	// which Pop takes without reading its holder, as Remove would.
-	last := true
-	for es, prev := w.s.entries.Tail(bucket); ; es, prev = w.s.entries.Chunk(prev) {
-		w.scanned += len(es)
-		for i := len(es) - 1; i >= 0; i-- {
-			e := &es[i]
-			if at := tick(e.Deadline); at != t {
-				w.sweepMin = min(w.sweepMin, at)
-				last = false
-				continue
-			}
-			if n == 0 {
-				return false
-			}
-			n--
-			to, d := w.firing, deadlineOf(e)
-			if d > t { // postponed: place it by its deadline
-				w.sweepMin = min(w.sweepMin, d)
-				*work++
-				if to = w.bucketFor(d); to == bucket {
-					e.Deadline = d
-					last = false
-					continue
-				}
-			}
-			// The entry moved into es[i], if any, was seen; es stays valid
-			// for the entries before i, which this removal does not move,
-			// and its chunk is freed only once it is empty, at i == 0.
-			var moved packed.Entry[V]
-			if last {
-				moved = w.s.entries.Pop(bucket)
-			} else {
-				moved = *e
-				w.s.entries.Remove(e.Link, nil)
-			}
-			if !w.s.entries.TryPush(to, moved.Link, d, moved.Value) {
-				w.s.entries.Push(to, moved.Link, d, moved.Value)
-			}
-		}
-		if prev == 0 {
-			return true
-		}
 	}
 }

@@ -33,7 +33,7 @@ func TestInlining(t *testing.T) {
 		`\(\*Wheel\[go\.shape\.[^]]+\]\)\.bucketFor`,   // Schedule, cascade
 		`\(\*Hashed\[go\.shape\.[^]]+\]\)\.bucketFor`,
 		`levelFor`,
-		`deadlineOf\[go\.shape\.[^]]+\]`, // cascade, gatherToFiring
+		`deadlineOf\[go\.shape\.[^]]+\]`, // cascade
 		`\(\*Holder\)\.dueWithin`,        // ScheduleRange's no-op
 		`checkTick`,
 		`afterNow`,
@@ -44,7 +44,7 @@ func TestInlining(t *testing.T) {
 		`packed\.\(\*Store\[go\.shape\.[^]]+\]\)\.Find`,     // locate, Schedule
 		`packed\.\(\*Store\[go\.shape\.[^]]+\]\)\.BucketOf`, // Remove, set
 		`packed\.\(\*Store\[go\.shape\.[^]]+\]\)\.Empty`,    // store.fire's loop
-		`packed\.\(\*Store\[go\.shape\.[^]]+\]\)\.TryPush`,  // Schedule, cascade, visit, gatherToFiring
+		`packed\.\(\*Store\[go\.shape\.[^]]+\]\)\.TryPush`,  // Schedule, cascade, moveLast
 		`packed\.\(\*Store\[go\.shape\.[^]]+\]\)\.keeps`,    // PopEach's loop, dropTail
 	} {
 		if !regexp.MustCompile(`(?m): can inline ` + f + `( |$)`).Match(out) {
