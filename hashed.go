@@ -69,8 +69,9 @@ type Hashed[V any] struct {
 	// had changed it while it fired, until they fire (see visit).
 	firing int
 	// scanned counts the entries that the visits' scans have read, which
-	// TestHashedScansPerTimer bounds per timer: what fires and when, which
-	// the model tests check, does not show a bucket scanned once too often.
+	// TestHashedScansPerTimer bounds per timer and the model tests per
+	// advance (boundScans): what fires and when does not show a bucket
+	// scanned once too often.
 	scanned int
 }
 

@@ -2,7 +2,7 @@ package packwheel
 
 // Where the tests of this package live:
 //
-//	model_test.go       seeded random and fuzz runs of both wheels against a reference model
+//	model_test.go       seeded random and fuzz runs of both wheels against a reference model, with the hashed wheel's scans bounded
 //	invariants_test.go  the invariant checkers run after every step (Wheel.check, Hashed.check)
 //	wheel_test.go       the hierarchical wheel's own behaviour: ScheduleRange's pick
 //	level_test.go       levelFor and slotOf at every level's boundaries

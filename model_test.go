@@ -53,6 +53,8 @@ type harness struct {
 	model   model
 	expire  func(int)
 	fired   int
+	// placed counts the calls that schedule a timer, for boundScans.
+	placed  int
 	steps   int
 	lastNow uint64 // Now as last seen: it never decreases
 	// progress, if set, counts the steps for the test's watchdog.
@@ -190,6 +192,7 @@ func (h *harness) schedule(id int) {
 		}
 		return
 	}
+	h.placed++
 	v := h.value(id)
 	switch h.n(4) {
 	case 0:
@@ -234,6 +237,7 @@ func (h *harness) scheduleAfter(id int, delay uint64) {
 		return // schedule checks the end of time
 	}
 	delay = min(delay, MaxTick-h.w.Now())
+	h.placed++
 	v := h.value(id)
 	h.w.ScheduleAfter(&h.holders[id], delay, v)
 	h.model.set(id, h.want(h.w.Now()+delay), v)
@@ -492,13 +496,45 @@ func (h *harness) advanceTarget() uint64 {
 	return h.tick()
 }
 
+// boundScans returns a check, for after an advance to tick to, that a
+// hashed wheel's visits read few entries: what fires and when, which the
+// model checks, does not show a visit that scans its bucket again for
+// each timer it fires, quadratic in a crowd (TestHashedScansPerTimer
+// pins the cases known). In an advance over r revolutions a bucket is
+// visited r+2 times at most (the pending visit of Now, and a part
+// revolution at each end); a visit scans its bucket twice at most, and a
+// timer it moves lands where it is scanned again. So each timer there,
+// or scheduled during the advance, is read 4(r+2) times at most. The
+// hierarchical wheel scans no bucket, and over more than 64 revolutions
+// the bound would say nothing.
+func (h *harness) boundScans(to uint64) (check func()) {
+	w, ok := h.w.(*Hashed[int])
+	if !ok {
+		return func() {}
+	}
+	visits := (max(to, w.Now())-w.Now())/uint64(w.Slots()) + 2
+	if visits > 64 {
+		return func() {}
+	}
+	scanned, timers, placed := w.scanned, w.Len(), h.placed
+	return func() {
+		h.t.Helper()
+		if got, bound := w.scanned-scanned, 4*int(visits)*(timers+h.placed-placed); got > bound {
+			h.failf("advancing to %d scanned %d entries for %d timers and %d scheduled on the way; want %d at most", to, got, timers, h.placed-placed, bound)
+		}
+	}
+}
+
 func (h *harness) advance() {
 	before := h.w.Now()
 	to := h.advanceTarget()
 	firedBefore := h.fired
 	switch h.n(3) {
 	case 0:
-		if !h.catchCallbackPanic(func() { h.w.Advance(to, h.expire) }) {
+		scans := h.boundScans(to)
+		panicked := h.catchCallbackPanic(func() { h.w.Advance(to, h.expire) })
+		scans()
+		if !panicked {
 			h.caughtUp(before, to)
 		}
 	case 1:
@@ -509,7 +545,9 @@ func (h *harness) advance() {
 		}
 		buckets := h.buckets()
 		caughtUp := false
+		scans := h.boundScans(to)
 		panicked := h.catchCallbackPanic(func() { caughtUp = h.w.AdvanceLimit(to, n, h.expire) })
+		scans()
 		if work := h.fired - firedBefore + h.moved(buckets); work > n {
 			h.failf("AdvanceLimit(%d, %d) fired or moved %d", to, n, work)
 		}
@@ -530,7 +568,9 @@ func (h *harness) advance() {
 		}
 	default:
 		n := h.limit()
+		scans := h.boundScans(to)
 		got, done := h.w.AppendExpired(nil, to, n)
+		scans()
 		prev := uint64(0)
 		for _, v := range got {
 			id := h.idOf(v)
@@ -602,7 +642,13 @@ func (h *harness) advanceInSteps(n int) {
 	before := h.w.Now()
 	to := before + min(h.n(levelSlots), MaxTick-before)
 	bound := 64 * (levelCount + 1) * (len(h.holders) + 1)
-	for calls := 1; !h.w.AdvanceLimit(to, n, h.expire); calls++ {
+	for calls := 1; ; calls++ {
+		scans := h.boundScans(to)
+		caughtUp := h.w.AdvanceLimit(to, n, h.expire)
+		scans()
+		if caughtUp {
+			break
+		}
 		if calls > bound {
 			h.failf("AdvanceLimit(%d, %d) did not catch up in %d calls", to, n, bound)
 		}
