@@ -525,6 +525,13 @@ func (h *harness) boundScans(to uint64) (check func()) {
 	}
 }
 
+// advanceLimit is AdvanceLimit with the callbacks of the run, its scans
+// bounded (boundScans) even when a callback panics out of it.
+func (h *harness) advanceLimit(to uint64, n int) bool {
+	defer h.boundScans(to)()
+	return h.w.AdvanceLimit(to, n, h.expire)
+}
+
 func (h *harness) advance() {
 	before := h.w.Now()
 	to := h.advanceTarget()
@@ -545,9 +552,7 @@ func (h *harness) advance() {
 		}
 		buckets := h.buckets()
 		caughtUp := false
-		scans := h.boundScans(to)
-		panicked := h.catchCallbackPanic(func() { caughtUp = h.w.AdvanceLimit(to, n, h.expire) })
-		scans()
+		panicked := h.catchCallbackPanic(func() { caughtUp = h.advanceLimit(to, n) })
 		if work := h.fired - firedBefore + h.moved(buckets); work > n {
 			h.failf("AdvanceLimit(%d, %d) fired or moved %d", to, n, work)
 		}
@@ -642,13 +647,7 @@ func (h *harness) advanceInSteps(n int) {
 	before := h.w.Now()
 	to := before + min(h.n(levelSlots), MaxTick-before)
 	bound := 64 * (levelCount + 1) * (len(h.holders) + 1)
-	for calls := 1; ; calls++ {
-		scans := h.boundScans(to)
-		caughtUp := h.w.AdvanceLimit(to, n, h.expire)
-		scans()
-		if caughtUp {
-			break
-		}
+	for calls := 1; !h.advanceLimit(to, n); calls++ {
 		if calls > bound {
 			h.failf("AdvanceLimit(%d, %d) did not catch up in %d calls", to, n, bound)
 		}
