@@ -49,8 +49,10 @@ type hint struct {
 
 // quietUntil reports whether the wheel knows it has nothing to do up to
 // and including tick to: its hint holds and starts later, and no chunks
-// are due to go back (store.release). A coarse slot that a bounded advance
-// left half moved down is due at Now, and so is any hint of it.
+// are due to go back (store.release; without that clause a quiet wheel
+// would keep a burst's chunks for ever, which TestMemoryAfterBurst
+// catches). A coarse slot that a bounded advance left half moved down is
+// due at Now, and so is any hint of it.
 func (w *Wheel[V]) quietUntil(to uint64) bool {
 	return w.hinted && to < w.hint.start && to < w.s.releaseAt
 }
