@@ -58,11 +58,12 @@ func (m metric) ratio(r results, impl string, n int) (float64, bool) {
 
 // report is what the markdown files are made from.
 type report struct {
-	r      results
-	wide   []spread // benchmarks whose runs disagree by more than spreadLimit
-	work   []workRun
-	instr  []instrRun        // the work units' instruction counts, if measured
-	config map[string]string // the run's settings, from raw.txt
+	r       results
+	samples []sample // every run, for ratios taken round by round
+	wide    []spread // benchmarks whose runs disagree by more than spreadLimit
+	work    []workRun
+	instr   []instrRun        // the work units' instruction counts, if measured
+	config  map[string]string // the run's settings, from raw.txt
 }
 
 // spreadLimit is the ratio of slowest to fastest run above which results.md
@@ -85,7 +86,9 @@ func (rep *report) writeResults(w io.Writer) {
 	fmt.Fprintf(w, "# packwheel benchmark results\n\n")
 	fmt.Fprintf(w, "%s\n\n", rep.settings())
 	fmt.Fprint(w, `Implementations: **hashed** and **wheel** are packwheel's Hashed (4096 slots) and
-hierarchical Wheel; **timer-reset** is time.AfterFunc timers moved with Timer.Reset;
+hierarchical Wheel; **list** is a hierarchical wheel of intrusive linked lists
+(bench/internal/listwheel), the classic design packed arrays replace;
+**timer-reset** is time.AfterFunc timers moved with Timer.Reset;
 **afterfunc** is time.AfterFunc and Stop, a new timer per schedule; **heap** is a
 container/heap min-heap with an index per item. The wheels and the heap run on a
 virtual clock of 1 ms ticks on the benchmark's goroutine; the time.Timer baselines
@@ -96,6 +99,8 @@ their own on either CPU. Workloads and figures are described in bench/README.md.
 	fmt.Fprintf(w, "## Ratio to %s\n\n", baseline)
 	fmt.Fprintf(w, "Each cell is the implementation's figure divided by %s's at the same n: below 1 is faster or smaller.\n\n", baseline)
 	rep.headlineTable(w, implOrder)
+
+	rep.listTable(w)
 
 	fmt.Fprintf(w, "\n## Churn: re-arm a random timer 30 s ahead\n\n![Churn ns/op against n, log-log](churn.png)\n\n")
 	rep.figureTable(w, churnNs)
@@ -239,6 +244,43 @@ func (rep *report) headlineTable(w io.Writer, impls []string) {
 			}
 			b, ok := m.get(rep.r, baseline, n)
 			row = append(row, cell(b, ok))
+			writeRow(w, row...)
+		}
+	}
+}
+
+// listRef is the implementation packwheel's wheels are judged against in
+// listTable: a hierarchical wheel of intrusive linked lists, what a wheel
+// of packed arrays replaces.
+const listRef = "list"
+
+// listTable writes the time figures of packwheel's wheels over the list
+// wheel's, round by round (roundRatios): the median of the rounds' ratios
+// and their range.
+func (rep *report) listTable(w io.Writer) {
+	fmt.Fprintf(w, "\n## Against the list wheel, round by round\n\n")
+	fmt.Fprintf(w, "Each cell is the median, over the rounds, of the implementation's figure divided by the list wheel's in the same round, "+
+		"and in brackets the lowest and highest of those ratios. In a round the implementations of one size run one after another, "+
+		"so these ratios are not moved by a burst of load that slowed one round; the tables of figures below are medians of each "+
+		"implementation alone, and their ratios may differ.\n\n")
+	impls := []string{"hashed", "wheel"}
+	writeRow(w, append([]string{"figure", "n"}, impls...)...)
+	writeRule(w, len(impls)+2)
+	for _, m := range []metric{churnNs, warmNs, cancelNs, expireNs} {
+		byImpl := map[string]map[int]roundRatio{}
+		for _, impl := range impls {
+			byImpl[impl] = roundRatios(rep.samples, m, impl, listRef)
+		}
+		for _, n := range rep.r.sizes(m.workload) {
+			row := []string{m.title, sizeLabel(n)}
+			for _, impl := range impls {
+				rr, ok := byImpl[impl][n]
+				if !ok {
+					row = append(row, "-")
+					continue
+				}
+				row = append(row, fmt.Sprintf("%s× (%s–%s)", fmtRatio(rr.median), fmtRatio(rr.lo), fmtRatio(rr.hi)))
+			}
 			writeRow(w, row...)
 		}
 	}

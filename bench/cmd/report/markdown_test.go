@@ -50,3 +50,31 @@ func TestSpeedups(t *testing.T) {
 		t.Errorf("ratio cell %q, want 0.0445×", got)
 	}
 }
+
+// TestRoundRatios checks that ratios pair the runs of one round, the k-th
+// of each implementation, which a ratio of the two medians does not: here
+// it is 20/35, where the rounds' ratios are 0.25, 0.8 and 30/35.
+func TestRoundRatios(t *testing.T) {
+	run := func(workload, impl string, n int, v float64) sample {
+		return sample{key{workload, impl, n}, map[string]float64{"ns/op": v}}
+	}
+	var samples []sample
+	for i, round := range [][2]float64{{10, 40}, {20, 25}, {30, 35}} {
+		samples = append(samples,
+			run("Churn", "wheel", 10_000, round[0]),
+			run("Churn", "list", 10_000, round[1]),
+			run("Churn", "hashed", 10_000, 99),
+			run("ScheduleCancel", "wheel", 10_000, 1),
+			run("Churn", "list", 100_000, float64(100+i)))
+	}
+	r := medians(samples)
+	if m := r[key{"Churn", "wheel", 10_000}]["ns/op"] / r[key{"Churn", "list", 10_000}]["ns/op"]; m == 0.8 {
+		t.Fatalf("the ratio of medians is the rounds' median here; the test no longer tells them apart")
+	}
+	samples = append(samples, run("Churn", "wheel", 10_000, 1000)) // a run with no round of list's
+	got := roundRatios(samples, churnNs, "wheel", "list")
+	want := map[int]roundRatio{10_000: {median: 0.8, lo: 0.25, hi: 30.0 / 35, rounds: 3}}
+	if len(got) != len(want) || got[10_000] != want[10_000] {
+		t.Errorf("roundRatios = %+v, want %+v", got, want)
+	}
+}

@@ -102,3 +102,44 @@ func wideSpreads(samples []sample, limit float64) []spread {
 	})
 	return wide
 }
+
+// roundRatio summarises the ratios of one implementation's figure to
+// another's taken round by round: the k-th run of one over the k-th run of
+// the other.
+type roundRatio struct {
+	median, lo, hi float64
+	rounds         int
+}
+
+// roundRatios returns, for each size of m's workload, impl's figure over
+// ref's in each round. Within a round the implementations of one workload
+// and size run one after another (runBenchmarks), seconds apart, so a
+// ratio taken there cancels the load that other jobs put on the machine
+// for minutes at a time, which a ratio of two medians, each from runs
+// minutes apart, keeps: one slow round of ref alone moves the median of
+// ref, not the rounds' ratios (TestRoundRatios).
+func roundRatios(samples []sample, m metric, impl, ref string) map[int]roundRatio {
+	runs := map[key][]float64{}
+	for _, s := range samples {
+		if v, ok := s.metrics[m.unit]; ok && s.workload == m.workload && (s.impl == impl || s.impl == ref) {
+			runs[s.key] = append(runs[s.key], v)
+		}
+	}
+	out := map[int]roundRatio{}
+	for k, vs := range runs {
+		if k.impl != impl {
+			continue
+		}
+		refs := runs[key{k.workload, ref, k.n}]
+		var ratios []float64
+		for i := range min(len(vs), len(refs)) {
+			if refs[i] > 0 {
+				ratios = append(ratios, vs[i]/refs[i])
+			}
+		}
+		if len(ratios) > 0 {
+			out[k.n] = roundRatio{median(ratios), slices.Min(ratios), slices.Max(ratios), len(ratios)}
+		}
+	}
+	return out
+}
