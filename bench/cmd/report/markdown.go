@@ -261,8 +261,8 @@ func (rep *report) listTable(w io.Writer) {
 	fmt.Fprintf(w, "\n## Against the list wheel, round by round\n\n")
 	fmt.Fprintf(w, "Each cell is the median, over the rounds, of the implementation's figure divided by the list wheel's in the same round, "+
 		"and in brackets the lowest and highest of those ratios. In a round the implementations of one size run one after another, "+
-		"so these ratios are not moved by a burst of load that slowed one round; the tables of figures below are medians of each "+
-		"implementation alone, and their ratios may differ.\n\n")
+		"so these ratios are moved less by a burst of load that slowed one round; the tables of figures below are medians of each "+
+		"implementation alone, and their ratios may differ. A dash: the two were not run the same number of times.\n\n")
 	impls := []string{"hashed", "wheel"}
 	writeRow(w, append([]string{"figure", "n"}, impls...)...)
 	writeRule(w, len(impls)+2)

@@ -106,18 +106,18 @@ func wideSpreads(samples []sample, limit float64) []spread {
 // roundRatio summarises the ratios of one implementation's figure to
 // another's taken round by round: the k-th run of one over the k-th run of
 // the other.
-type roundRatio struct {
-	median, lo, hi float64
-	rounds         int
-}
+type roundRatio struct{ median, lo, hi float64 }
 
 // roundRatios returns, for each size of m's workload, impl's figure over
 // ref's in each round. Within a round the implementations of one workload
 // and size run one after another (runBenchmarks), seconds apart, so a
-// ratio taken there cancels the load that other jobs put on the machine
-// for minutes at a time, which a ratio of two medians, each from runs
-// minutes apart, keeps: one slow round of ref alone moves the median of
-// ref, not the rounds' ratios (TestRoundRatios).
+// ratio taken there is moved less by the load that other jobs put on the
+// machine for minutes at a time than a ratio of two medians, each from
+// runs minutes apart: one slow round of ref alone moves the median of
+// ref, not the rounds' ratios (TestRoundRatios). Runs are paired by their
+// order in samples, so a size at which the two were not run the same
+// number of times, or ref's figure is not positive, gets no ratio rather
+// than pairs that may be from different rounds.
 func roundRatios(samples []sample, m metric, impl, ref string) map[int]roundRatio {
 	runs := map[key][]float64{}
 	for _, s := range samples {
@@ -127,19 +127,15 @@ func roundRatios(samples []sample, m metric, impl, ref string) map[int]roundRati
 	}
 	out := map[int]roundRatio{}
 	for k, vs := range runs {
-		if k.impl != impl {
+		refs := runs[key{k.workload, ref, k.n}]
+		if k.impl != impl || len(refs) != len(vs) || slices.Min(refs) <= 0 {
 			continue
 		}
-		refs := runs[key{k.workload, ref, k.n}]
-		var ratios []float64
-		for i := range min(len(vs), len(refs)) {
-			if refs[i] > 0 {
-				ratios = append(ratios, vs[i]/refs[i])
-			}
+		ratios := make([]float64, len(vs))
+		for i := range vs {
+			ratios[i] = vs[i] / refs[i]
 		}
-		if len(ratios) > 0 {
-			out[k.n] = roundRatio{median(ratios), slices.Min(ratios), slices.Max(ratios), len(ratios)}
-		}
+		out[k.n] = roundRatio{median(ratios), slices.Min(ratios), slices.Max(ratios)}
 	}
 	return out
 }
