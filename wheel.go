@@ -50,9 +50,10 @@ type hint struct {
 // quietUntil reports whether the wheel knows it has nothing to do up to
 // and including tick to: its hint holds and starts later, and no chunks
 // are due to go back (store.release; without that clause a quiet wheel
-// would keep a burst's chunks for ever, which TestMemoryAfterBurst
-// catches). A coarse slot that a bounded advance left half moved down is
-// due at Now, and so is any hint of it.
+// would keep a burst's chunks until its next walk, which may not come for
+// as long as it stays quiet: TestMemoryAfterBurst catches that). A coarse
+// slot that a bounded advance left half moved down is due at Now, and so
+// is any hint of it.
 func (w *Wheel[V]) quietUntil(to uint64) bool {
 	return w.hinted && to < w.hint.start && to < w.s.releaseAt
 }
