@@ -325,7 +325,8 @@ func generate(dir string, readme bool) error {
 	if err != nil {
 		return err
 	}
-	rep := &report{r: medians(samples), samples: samples, wide: wideSpreads(samples, spreadLimit), work: work, instr: instr, config: config}
+	all := runsOf(samples)
+	rep := &report{r: medians(all), runs: all, wide: wideSpreads(all, spreadLimit), work: work, instr: instr, config: config}
 	var md, summary bytes.Buffer
 	rep.writeResults(&md)
 	rep.writeSummary(&summary)

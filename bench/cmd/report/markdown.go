@@ -58,12 +58,12 @@ func (m metric) ratio(r results, impl string, n int) (float64, bool) {
 
 // report is what the markdown files are made from.
 type report struct {
-	r       results
-	samples []sample // every run, for ratios taken round by round
-	wide    []spread // benchmarks whose runs disagree by more than spreadLimit
-	work    []workRun
-	instr   []instrRun        // the work units' instruction counts, if measured
-	config  map[string]string // the run's settings, from raw.txt
+	r      results
+	runs   runs     // every run, for ratios taken round by round
+	wide   []spread // benchmarks whose runs disagree by more than spreadLimit
+	work   []workRun
+	instr  []instrRun        // the work units' instruction counts, if measured
+	config map[string]string // the run's settings, from raw.txt
 }
 
 // spreadLimit is the ratio of slowest to fastest run above which results.md
@@ -269,7 +269,7 @@ func (rep *report) listTable(w io.Writer) {
 	for _, m := range []metric{churnNs, warmNs, cancelNs, expireNs} {
 		byImpl := map[string]map[int]roundRatio{}
 		for _, impl := range impls {
-			byImpl[impl] = roundRatios(rep.samples, m, impl, listRef)
+			byImpl[impl] = roundRatios(rep.runs, m, impl, listRef)
 		}
 		for _, n := range rep.r.sizes(m.workload) {
 			row := []string{m.title, sizeLabel(n)}

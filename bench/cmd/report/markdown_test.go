@@ -67,18 +67,18 @@ func TestRoundRatios(t *testing.T) {
 			run("ScheduleCancel", "wheel", 10_000, 1),
 			run("Churn", "list", 100_000, float64(100+i)))
 	}
-	r := medians(samples)
+	r := medians(runsOf(samples))
 	if m := r[key{"Churn", "wheel", 10_000}]["ns/op"] / r[key{"Churn", "list", 10_000}]["ns/op"]; m == 0.8 {
 		t.Fatalf("the ratio of medians is the rounds' median here; the test no longer tells them apart")
 	}
-	got := roundRatios(samples, churnNs, "wheel", "list")
+	got := roundRatios(runsOf(samples), churnNs, "wheel", "list")
 	want := map[int]roundRatio{10_000: {median: 0.8, lo: 0.25, hi: 30.0 / 35}}
 	if len(got) != len(want) || got[10_000] != want[10_000] {
 		t.Errorf("roundRatios = %+v, want %+v", got, want)
 	}
 	// A run more of one of them: the pairs can no longer be told apart.
 	samples = append(samples, run("Churn", "wheel", 10_000, 1000))
-	if got := roundRatios(samples, churnNs, "wheel", "list"); len(got) != 0 {
+	if got := roundRatios(runsOf(samples), churnNs, "wheel", "list"); len(got) != 0 {
 		t.Errorf("roundRatios with 4 runs against 3 = %+v, want none", got)
 	}
 }

@@ -7,22 +7,30 @@ import (
 	"golang.org/x/perf/benchmath"
 )
 
+// runs holds every run's figures of each benchmark, by unit, in the order
+// the runs appear in raw.txt: one a round (runBenchmarks).
+type runs map[key]map[string][]float64
+
+func runsOf(samples []sample) runs {
+	all := runs{}
+	for _, s := range samples {
+		if all[s.key] == nil {
+			all[s.key] = map[string][]float64{}
+		}
+		for unit, v := range s.metrics {
+			all[s.key][unit] = append(all[s.key][unit], v)
+		}
+	}
+	return all
+}
+
 // results holds the median of each metric of each benchmark over its runs,
 // as benchstat summarises them.
 type results map[key]map[string]float64
 
-func medians(samples []sample) results {
-	runs := map[key]map[string][]float64{}
-	for _, s := range samples {
-		if runs[s.key] == nil {
-			runs[s.key] = map[string][]float64{}
-		}
-		for unit, v := range s.metrics {
-			runs[s.key][unit] = append(runs[s.key][unit], v)
-		}
-	}
+func medians(all runs) results {
 	r := results{}
-	for k, units := range runs {
+	for k, units := range all {
 		r[k] = map[string]float64{}
 		for unit, vs := range units {
 			r[k][unit] = median(vs)
@@ -71,24 +79,14 @@ var mainUnit = map[string]string{
 
 // wideSpreads returns the benchmarks whose slowest run took more than
 // limit times their fastest, in table order.
-func wideSpreads(samples []sample, limit float64) []spread {
-	byKey := map[key]*spread{}
-	for _, s := range samples {
-		unit := mainUnit[s.workload]
-		v, ok := s.metrics[unit]
-		if !ok {
-			continue
-		}
-		if sp := byKey[s.key]; sp != nil {
-			sp.lo, sp.hi = min(sp.lo, v), max(sp.hi, v)
-		} else {
-			byKey[s.key] = &spread{key: s.key, unit: unit, lo: v, hi: v}
-		}
-	}
+func wideSpreads(all runs, limit float64) []spread {
 	var wide []spread
-	for _, sp := range byKey {
-		if sp.lo > 0 && sp.hi/sp.lo > limit {
-			wide = append(wide, *sp)
+	for k, units := range all {
+		unit := mainUnit[k.workload]
+		if vs := units[unit]; len(vs) > 0 {
+			if lo, hi := slices.Min(vs), slices.Max(vs); lo > 0 && hi/lo > limit {
+				wide = append(wide, spread{key: k, unit: unit, lo: lo, hi: hi})
+			}
 		}
 	}
 	slices.SortFunc(wide, func(a, b spread) int {
@@ -115,20 +113,14 @@ type roundRatio struct{ median, lo, hi float64 }
 // machine for minutes at a time than a ratio of two medians, each from
 // runs minutes apart: one slow round of ref alone moves the median of
 // ref, not the rounds' ratios (TestRoundRatios). Runs are paired by their
-// order in samples, so a size at which the two were not run the same
+// order in raw.txt, so a size at which the two were not run the same
 // number of times, or ref's figure is not positive, gets no ratio rather
 // than pairs that may be from different rounds.
-func roundRatios(samples []sample, m metric, impl, ref string) map[int]roundRatio {
-	runs := map[key][]float64{}
-	for _, s := range samples {
-		if v, ok := s.metrics[m.unit]; ok && s.workload == m.workload && (s.impl == impl || s.impl == ref) {
-			runs[s.key] = append(runs[s.key], v)
-		}
-	}
+func roundRatios(all runs, m metric, impl, ref string) map[int]roundRatio {
 	out := map[int]roundRatio{}
-	for k, vs := range runs {
-		refs := runs[key{k.workload, ref, k.n}]
-		if k.impl != impl || len(refs) != len(vs) || slices.Min(refs) <= 0 {
+	for k, units := range all {
+		vs, refs := units[m.unit], all[key{k.workload, ref, k.n}][m.unit]
+		if k.workload != m.workload || k.impl != impl || len(vs) == 0 || len(refs) != len(vs) || slices.Min(refs) <= 0 {
 			continue
 		}
 		ratios := make([]float64, len(vs))
