@@ -2,7 +2,6 @@ package packwheel
 
 import (
 	"fmt"
-	"runtime"
 	"testing"
 
 	"github.com/stretchr/testify/require"
@@ -230,16 +229,10 @@ func TestWavesAllocateNothingForLong(t *testing.T) {
 				for range 100 {
 					expireBatch(w, conns, rnd)
 				}
-				// Every batch counted, as testing.AllocsPerRun counts
-				// (which would run one batch uncounted before each).
-				defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
-				var ms runtime.MemStats
+				// Every batch counted (testing.AllocsPerRun would run one
+				// batch uncounted before each).
 				for i := range 300 {
-					runtime.ReadMemStats(&ms)
-					before := ms.Mallocs
-					expireBatch(w, conns, rnd)
-					runtime.ReadMemStats(&ms)
-					if allocs := ms.Mallocs - before; allocs != 0 {
+					if allocs := mallocs(func() { expireBatch(w, conns, rnd) }); allocs != 0 {
 						t.Fatalf("batch %d after the warm ones allocated %d times", i, allocs)
 					}
 				}

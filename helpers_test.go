@@ -16,7 +16,10 @@ package packwheel
 //	bench_test.go       the benchmarks (bench/ compares with other timers)
 //	example_test.go     the runnable examples
 
-import "testing"
+import (
+	"runtime"
+	"testing"
+)
 
 // conn stands for the caller's per-connection struct, with its Holder
 // embedded by value.
@@ -71,4 +74,18 @@ func (w *Hashed[V]) bucketOf(h *Holder) int { return w.s.bucketOf(h) }
 // deterministic stream, cheap enough not to show in what the tests count.
 func xorshift(seed uint64) func() uint64 {
 	return func() uint64 { seed ^= seed << 13; seed ^= seed >> 7; seed ^= seed << 17; return seed }
+}
+
+// mallocs returns how many heap allocations one call of f made, counted as
+// testing.AllocsPerRun counts them but without its uncounted warm-up call,
+// for tests whose every call matters: the first after a wave, or one of a
+// long run. GOMAXPROCS is 1 meanwhile, as AllocsPerRun sets it.
+func mallocs(f func()) uint64 {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(1))
+	var ms runtime.MemStats
+	runtime.ReadMemStats(&ms)
+	before := ms.Mallocs
+	f()
+	runtime.ReadMemStats(&ms)
+	return ms.Mallocs - before
 }

@@ -165,7 +165,11 @@ func TestMemoryAfterBurst(t *testing.T) {
 			wave()
 			held := heapInUse()
 			idle(w, Retain-1000)
-			require.Zero(t, testing.AllocsPerRun(1, wave), "a wave that returns within Retain")
+			// The wave's first return, counted (testing.AllocsPerRun
+			// would count its second, a hashed wheel's on 1000 buckets
+			// the burst did not use, whose first chunks the promise of
+			// Retain does not cover: README's Limitations).
+			require.Zero(t, mallocs(wave), "a wave that returns within Retain")
 			idle(w, 2*Retain)
 			after := heapInUse()
 			t.Logf("%s: %d KiB held after the burst, %d KiB two periods on", k.name, (int64(held)-int64(base))>>10, (int64(after)-int64(base))>>10)
