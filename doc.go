@@ -11,19 +11,19 @@
 // last entry of the bucket into the hole and updating its holder.
 //
 // Where entries live is one rule (package packed). A bucket is a list of
-// chunks, contiguous arrays of 8 to 64 entries, that fills at its tail; a
-// chunk its bucket empties goes to the wheel's free list (but its first
-// chunk, of 8 entries, which the bucket keeps for its next fill), and a
-// bucket that needs one takes a free one before anything is allocated, so
-// buckets grow and shrink without copying, and timers that come and go,
-// one at a time or in waves, reuse the same memory. Free chunks that no
-// bucket needed for [Retain] ticks go back to the garbage collector, save
-// a headroom of four square roots of what the buckets last needed (4% of
-// 10,000 chunks), so that a wave that returns within Retain allocates
-// nothing and a burst that has drained gives its memory back. Once the
-// wheel has held as many timers as it holds now, in buckets that have
-// each held one before (a hashed wheel's buckets have after its first
-// revolution), no operation allocates.
+// chunks, contiguous arrays of entries, that fills at its tail, its chunks
+// growing from 8 entries as the cube root of what it holds; a chunk its
+// bucket empties goes to the wheel's free list (but its first chunk, of 8
+// entries, which the bucket keeps for its next fill), and a bucket that
+// needs one takes a free one before anything is allocated, so buckets grow
+// and shrink without copying, and timers that come and go, one at a time or
+// in waves, reuse the same memory. Free chunks that no bucket needed for
+// [Retain] ticks go back to the garbage collector, save a headroom of four
+// square roots of what the buckets last needed (4% of 10,000 chunks), so
+// that a wave that returns within Retain allocates nothing and a burst that
+// has drained gives its memory back. Once the wheel has held as many timers
+// as it holds now, in buckets that have each held one before (a hashed
+// wheel's buckets have after its first revolution), no operation allocates.
 //
 // Time is a plain tick count that the caller drives with Advance; a wheel
 // never reads a clock, which makes it deterministic under test. [Clock] maps

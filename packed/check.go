@@ -11,7 +11,7 @@ func (s *Store[V]) Check() error {
 	var total [sizes]int32
 	all := 0
 	for b, bk := range s.buckets {
-		t, entries := bk.tail, 0
+		t, entries, units := bk.tail, 0, uint32(0)
 		if t == 0 && bk.live != nil {
 			return fmt.Errorf("bucket %d: no tail, but %d live entries of %d", b, len(bk.live), cap(bk.live))
 		}
@@ -54,10 +54,11 @@ func (s *Store[V]) Check() error {
 				}
 			}
 			entries += n
+			units += 1 << min(max(k, 0), sizes-1)
 			c = ch.prev
 		}
-		if first := t != 0 && s.chunks[t-1].prev == 0; bk.first != first {
-			return fmt.Errorf("bucket %d: says its tail is its first chunk: %v; it is: %v", b, bk.first, first)
+		if bk.units != units {
+			return fmt.Errorf("bucket %d: says its chunks hold %d MinChunks; they hold %d", b, bk.units, units)
 		}
 		if bit := s.occupied[b>>6]>>(b&63)&1 != 0; bit != (entries > 0) {
 			return fmt.Errorf("bucket %d: occupancy bit %v, %d entries", b, bit, entries)

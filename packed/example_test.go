@@ -40,34 +40,38 @@ func ExampleStore_Remove() {
 	// c at index 0, due 30
 }
 
-// A bucket's chunks double from MinChunk entries up to MaxChunk, and an
-// emptied chunk waits on a free list for the next bucket that needs one;
-// the bucket keeps its first chunk for its next fill.
+// A bucket's chunks grow as it fills, as the cube root of its entries, and
+// an emptied chunk waits on a free list for the next bucket that needs
+// one; the bucket keeps its first chunk for its next fill.
 func ExampleStore_Push() {
 	var s packed.Store[int]
 	s.Init(2)
-	links := make([]packed.Link, 24)
+	links := make([]packed.Link, 100_000)
 	for i := range links {
 		s.Push(0, &links[i], 0, i)
-	}
-	for es, prev := s.Tail(0); ; es, prev = s.Chunk(prev) {
-		// Each chunk holds 8, then 16 entries, or up to the allocator's
-		// size class for them: exactly so on a 64-bit platform with int
-		// values, where the next push would take a chunk of 32.
-		fmt.Println("chunk holds", len(es))
-		if prev == 0 {
-			break
+		if n := i + 1; n == 10 || n == 1_000 || n == 100_000 {
+			chunks, largest := 0, 0
+			for es, prev := s.Tail(0); ; es, prev = s.Chunk(prev) {
+				chunks, largest = chunks+1, max(largest, cap(es))
+				if prev == 0 {
+					break
+				}
+			}
+			// Sizes are rounded up to the allocator's size classes:
+			// these are a 64-bit platform's, with int values.
+			fmt.Printf("%d entries: %d chunks, the largest of %d\n", n, chunks, largest)
 		}
 	}
 	for !s.Empty(0) {
 		s.Pop(0)
 	}
-	free, _ := s.Free()
-	fmt.Println("free chunks", free)
+	es, _ := s.Tail(0)
+	fmt.Println("emptied, it keeps", cap(es))
 	// Output:
-	// chunk holds 16
-	// chunk holds 8
-	// free chunks 1
+	// 10 entries: 2 chunks, the largest of 8
+	// 1000 entries: 36 chunks, the largest of 37
+	// 100000 entries: 734 chunks, the largest of 271
+	// emptied, it keeps 8
 }
 
 // TryPush pushes only into a tail chunk with room, and so can inline into
@@ -178,13 +182,13 @@ func ExampleStore_Release() {
 	report("after a wave within the next period")
 	s.Release() // the second wave took them: they stay
 	report("at the end of that period")
-	// No bucket took any during this one: they go, but for the 28 first
-	// chunks made as headroom, under that of the 64 the buckets keep.
+	// No bucket took any during this one: they go, but for 32 chunks of
+	// 8, the headroom of the 64 first chunks the buckets keep.
 	s.Release()
 	report("after a period without timers")
 	// Output:
-	// after a wave: 272 free, 0 released
-	// after a wave within the next period: 272 free, 0 released
-	// at the end of that period: 272 free, 0 released
-	// after a period without timers: 28 free, 244 released
+	// after a wave: 513 free, 0 released
+	// after a wave within the next period: 513 free, 0 released
+	// at the end of that period: 513 free, 0 released
+	// after a period without timers: 32 free, 481 released
 }

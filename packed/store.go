@@ -12,9 +12,16 @@
 // # Where entries live
 //
 // A bucket is a list of chunks that fills at its tail. Its first chunk
-// holds MinChunk entries and each chunk after it twice the one before, up
-// to MaxChunk: a bucket of n entries holds fewer than MaxChunk spare
-// places, and one of a few entries holds a few. A chunk that its bucket
+// holds MinChunk entries, and each new one the largest doubling of MinChunk
+// whose cube, in MinChunks, is at most four times the places its bucket has
+// (sizeFor): 8 twice, then 16 until the bucket has 128 places, 32 until
+// 1,024, 64 until 8,192, and so on. A chunk's size so grows as the cube
+// root of its bucket's entries: a bucket of n entries holds fewer spare
+// places than its tail chunk, at most 8·∛n (TestChunkSizes), a few for a
+// bucket of a few and a small share of a crowded one; and a crowded bucket
+// is few chunks beside its entries, so that the table of chunks, whose row
+// a cancel reads before its entry, stays small (BenchmarkChurn and
+// BenchmarkScheduleCancel at 10M in bench/). A chunk that its bucket
 // empties goes to the store's free list for its size, but for a bucket's
 // first chunk, of MinChunk entries, which the empty bucket keeps for its
 // next fill (a bucket that fills and fires every few ticks would otherwise
@@ -45,23 +52,19 @@ import (
 	"slices"
 )
 
-// MinChunk is the fewest entries a chunk holds, and MaxChunk the most;
-// chunks hold MinChunk entries or a doubling of it. A bucket's first chunk
-// holds MinChunk, which it keeps when it empties: enough for the few
+// MinChunk is the fewest entries a chunk holds; chunks hold MinChunk
+// entries or a doubling of it. A bucket's first chunk holds MinChunk,
+// which it keeps when it empties: enough for the few
 // timers that most buckets of a wheel hold at a time, a hierarchical
 // wheel's level-0 bucket due at one tick or a sparse hashed wheel's, to
 // come and go without taking a chunk from the free list and giving it
 // back, and few enough that what empty buckets keep stays small beside the
-// timers (TestMemoryPerTimer). Its chunks stop doubling at MaxChunk, so
-// that a crowded bucket holds fewer than MaxChunk spare places and its
-// chunks cost few bytes each in the table.
-const (
-	MinChunk = 8
-	MaxChunk = 64
-)
+// timers (TestMemoryPerTimer).
+const MinChunk = 8
 
-// sizes is the number of chunk sizes, MinChunk to MaxChunk, doubling.
-const sizes = 4
+// sizes is the number of chunk sizes, MinChunk and its doublings: one
+// for each size number sizeFor returns.
+const sizes = 12
 
 // lookahead is how many entries' Links PopEach touches at once, a power
 // of two: enough misses in flight together to hide most of their wait,
@@ -191,13 +194,16 @@ type bucket[V any] struct {
 	// entry or more per op).
 	live []Entry[V]
 	tail uint32 // its last chunk plus one; 0 for none
-	// first says that the tail chunk is the bucket's first, which it keeps
-	// when it empties if the chunk holds MinChunk entries. It is kept
-	// here, in what would be the struct's padding, so that a bucket that
-	// empties tells whether it keeps its chunk from the bucket it has just
-	// written, reading no chunk (bench's work units, in which nearly every
-	// firing empties a bucket).
-	first bool
+	// units is how many places the bucket's chunks hold, in MinChunks
+	// (each chunk counted at its size, not its array's rounded-up
+	// capacity), which sets the size of its next chunk (sizeFor) and says
+	// whether its tail is a first chunk of MinChunk entries, the one it
+	// keeps when it empties: units == 1. It is kept here, in what would
+	// be the struct's padding, so that a bucket that empties tells whether
+	// it keeps its chunk from the bucket it has just written, reading no
+	// chunk (bench's work units, in which nearly every firing empties a
+	// bucket).
+	units uint32
 }
 
 // Init makes n empty buckets, numbered 0 to n-1, and forgets any
@@ -276,20 +282,21 @@ func (s *Store[V]) TryPush(bucket int, link *Link, deadline uint64, v V) bool {
 func (s *Store[V]) pushChunk(bucket int, link *Link, deadline uint64, v V) {
 	b := &s.buckets[bucket] // s.buckets never grows; s.chunks may, in take
 	t := b.tail
-	size := 0 // a first chunk's
-	if t != 0 {
-		// The tail's size from its live entries' capacity, the array's:
-		// not from the tail's place in the table of chunks, which a bucket
-		// that fills and fires every few ticks has not read since it last
-		// took a chunk (bench's work units at 8,000 pairs).
-		size = min(sizeOf(cap(b.live))+1, sizes-1)
+	// Of the size the bucket's places set (Where entries live): counted
+	// in the bucket, not summed over its chunks' rows in the table of
+	// chunks, which a bucket that fills and fires every few ticks has not
+	// read since it last took a chunk (bench's work units at 8,000 pairs).
+	size := sizeFor(b.units)
+	if b.units > math.MaxUint32-2<<size { // what the chunk taken may add
+		panic(fmt.Sprintf("packed: bucket %d holds %d places; a bucket holds fewer than %d", bucket, uint64(b.units)*MinChunk, uint64(math.MaxUint32)*MinChunk))
 	}
 	c := s.take(s.nearestFree(size))
 	ch := &s.chunks[c-1]
 	ch.bucket, ch.prev = int32(bucket), t
 	ch.entries[0] = Entry[V]{Deadline: deadline, Link: link, Value: v}
 	*link = Link{Deadline: deadline, Chunk: c, Index: 0}
-	b.tail, b.live, b.first = c, ch.entries[:1], t == 0
+	b.tail, b.live = c, ch.entries[:1]
+	b.units += 1 << sizeOf(len(ch.entries))
 	s.len++
 	if t == 0 {
 		s.occupied[bucket>>6] |= 1 << (bucket & 63)
@@ -299,6 +306,11 @@ func (s *Store[V]) pushChunk(bucket int, link *Link, deadline uint64, v V) {
 // sizeOf returns the size number of a chunk of capacity c: 0 for
 // MinChunk, one more for each doubling.
 func sizeOf(c int) int { return bits.Len(uint(c/MinChunk)) - 1 }
+
+// sizeFor returns the size number of the next chunk of a bucket whose
+// chunks hold u MinChunks: the largest j with (2^j)³ <= 4u, so that a
+// chunk holds about 4·∛u MinChunks, and 0 for an empty bucket.
+func sizeFor(u uint32) int { return (bits.Len32(u) + 1) / 3 }
 
 // nearestFree returns the size number nearest to size, larger first, whose
 // free list holds a chunk, or size if none does.
@@ -515,7 +527,7 @@ func (s *Store[V]) PopEach(bucket, n int, due uint64, f func(V)) int {
 		if last == 0 {
 			// dropTail, written out: a bucket of a few timers that fires
 			// empties its first chunk at nearly every one.
-			if !s.keeps(b, es) {
+			if !s.keeps(b) {
 				s.freeTail(b)
 			}
 			if len(b.live) == 0 {
@@ -539,7 +551,7 @@ func (s *Store[V]) PopEach(bucket, n int, due uint64, f func(V)) int {
 // first chunk, of MinChunk entries, which the bucket keeps; the
 // bucket, if that leaves it empty, leaves the occupancy bitmap.
 func (s *Store[V]) dropTail(bucket int, b *bucket[V]) {
-	if !s.keeps(b, b.live) {
+	if !s.keeps(b) {
 		s.freeTail(b)
 	}
 	if len(b.live) == 0 {
@@ -547,16 +559,12 @@ func (s *Store[V]) dropTail(bucket int, b *bucket[V]) {
 	}
 }
 
-// keeps reports whether bucket b keeps its tail chunk, whose entries are
-// es, when that chunk empties: whether it is b's first chunk and of
-// MinChunk entries (its capacity rounded up by the allocator, never to a
-// doubling). The rule's one statement on the paths
-// that empty a chunk, PopEach and dropTail; Check states it again from the
-// chunks, not from b.first, which it verifies. Small enough to inline into
-// PopEach's loop.
-func (s *Store[V]) keeps(b *bucket[V], es []Entry[V]) bool {
-	return b.first && cap(es) < 2*MinChunk
-}
+// keeps reports whether bucket b keeps its tail chunk when that chunk
+// empties: whether it is b's only chunk and of MinChunk entries, its
+// units 1. The rule's one statement on the paths that empty a chunk,
+// PopEach and dropTail; Check states it again from the chunks, not from
+// b.units, which it verifies. Small enough to inline into PopEach's loop.
+func (s *Store[V]) keeps(b *bucket[V]) bool { return b.units == 1 }
 
 // emptied clears the occupancy bit of bucket, which has just emptied.
 func (s *Store[V]) emptied(bucket int) { s.occupied[bucket>>6] &^= 1 << (bucket & 63) }
@@ -566,12 +574,13 @@ func (s *Store[V]) emptied(bucket int) { s.occupied[bucket>>6] &^= 1 << (bucket 
 func (s *Store[V]) freeTail(b *bucket[V]) {
 	t := b.tail
 	ch := &s.chunks[t-1]
-	b.tail, b.live, b.first = ch.prev, nil, false
+	size := sizeOf(len(ch.entries))
+	b.tail, b.live = ch.prev, nil
+	b.units -= 1 << size
 	if ch.prev != 0 {
-		p := &s.chunks[ch.prev-1]
-		b.live, b.first = p.entries, p.prev == 0
+		b.live = s.chunks[ch.prev-1].entries
 	}
-	s.putFree(sizeOf(cap(ch.entries)), t)
+	s.putFree(size, t)
 }
 
 // putFree puts the empty chunk c on the free list of its size number.

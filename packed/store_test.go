@@ -268,24 +268,29 @@ func TestStoreRandom(t *testing.T) {
 	}
 }
 
-// TestChunkSizes checks that a bucket's chunks double from MinChunk up
-// to MaxChunk (rounded up to the allocator's size classes, with its header) and that only
-// the tail has room, so that a bucket holds fewer spare places than its
-// tail chunk, and not much more than twice its entries.
+// TestChunkSizes checks that a bucket's chunks grow as the cube root of
+// its entries, at most 8·∛n for n entries (their sizes rounded up to the
+// allocator's size classes, with its header), so that it is few chunks,
+// under 2·n^⅔ (n^⅔ but for the smaller free chunks it takes as it
+// grows), and that only the tail has room, so that a bucket holds fewer
+// spare places than its tail chunk, and not much more than twice its
+// entries.
 func TestChunkSizes(t *testing.T) {
 	var s Store[int]
 	s.Init(1)
-	links := make([]Link, 1000)
+	links := make([]Link, 100_000)
 	for n := range links {
 		s.Push(0, &links[n], 0, n)
 		spare, places := 0, 0
 		tail, _ := s.Tail(0)
-		for _, es := range chunksOf(&s, 0) {
+		chunks := chunksOf(&s, 0)
+		for _, es := range chunks {
 			spare += cap(es) - len(es)
 			places += cap(es)
 		}
+		require.LessOrEqual(t, float64(len(chunks)), 2*math.Pow(float64(n+1), 2.0/3), "%d entries", n+1)
 		require.Less(t, spare, cap(tail))
-		require.LessOrEqual(t, cap(tail), MaxChunk+MaxChunk/4)
+		require.LessOrEqual(t, float64(cap(tail)), 8*math.Cbrt(float64(n+1)), "%d entries", n+1)
 		require.LessOrEqual(t, places, 2*(n+1)+2*MinChunk)
 	}
 	require.NoError(t, s.Check())
@@ -293,7 +298,7 @@ func TestChunkSizes(t *testing.T) {
 
 // TestReleaseAfterAPeriod checks what Release gives back: the chunks that
 // stayed free through the whole period since the last Release, not those
-// freed or taken during it.
+// freed or taken during it, nor the headroom of those taken.
 func TestReleaseAfterAPeriod(t *testing.T) {
 	var s Store[int]
 	s.Init(2)
@@ -301,11 +306,15 @@ func TestReleaseAfterAPeriod(t *testing.T) {
 	for i := range links {
 		s.Push(0, &links[i], 0, i)
 	}
-	// Chunks of 8, 16, 32 and two of 64 (rounded up by the allocator);
-	// the second of 64 came with its size's headroom, the free ones.
+	// Chunks of 8 six times, 16 six times and 32 twice (rounded up by
+	// the allocator). The second of each size came with its size's
+	// headroom, 4, and the next four chunks, wanting the next size, took
+	// that headroom as the nearest free size, but for the last: the four
+	// free chunks of 32.
 	chunks := len(chunksOf(&s, 0))
+	require.Equal(t, 14, chunks)
 	made, _ := s.Free()
-	require.Equal(t, int(headroom(1)), made)
+	require.Equal(t, 4, made)
 	for !s.Empty(0) { // a burst drains; the bucket keeps its first chunk
 		s.Pop(0)
 	}
@@ -318,23 +327,29 @@ func TestReleaseAfterAPeriod(t *testing.T) {
 	require.Equal(t, made+chunks-1, free)
 	require.Zero(t, released)
 
-	for i := range 20 { // a few come back, in the free chunks of 16 and 32
+	for i := range 20 { // a few come back, in free chunks of 8, 8 and 16
 		s.Push(1, &links[i], 0, i)
 	}
-	s.Release() // the chunks of 64 stayed free through it, none needed
+	// The six chunks of 32 stayed free through it, none needed: they go.
+	// Of the six of 16 one was needed: the others but its headroom, 4, go
+	// too. Of the six of 8, three were, and their headroom is more than
+	// the three left: those stay.
+	s.Release()
 	free, released = s.Free()
-	require.Zero(t, free)
-	require.Equal(t, made+chunks-3, released)
+	require.Equal(t, 6+1, released)
+	require.Equal(t, 4+3, free)
 	for _, es := range chunksOf(&s, 1) {
-		require.Less(t, cap(es), 64, "the bucket took the sizes it needed")
+		require.Less(t, cap(es), 32, "the bucket took the sizes it needed")
 	}
 	require.NoError(t, s.Check())
 
+	rows := len(s.chunks)
 	for i := 20; i < len(links); i++ { // the wave returns, in new arrays
 		s.Push(1, &links[i], 0, i)
 	}
-	_, released = s.Free()
-	require.Zero(t, released, "released chunks are reused before new ones")
+	_, left := s.Free()
+	require.Zero(t, left, "released chunks' rows are reused before new ones")
+	require.Greater(t, len(s.chunks), rows, "the wave needed more than were released")
 	require.NoError(t, s.Check())
 }
 
@@ -369,23 +384,24 @@ func TestStoreZeroAllocs(t *testing.T) {
 func TestNearestFreeSize(t *testing.T) {
 	var s Store[int]
 	s.Init(1)
-	// Free: two chunks of 16 and one of 32.
-	for _, size := range []int{1, 1, 2} {
+	// Free: three chunks of 8, one of 32 and one of 128.
+	for _, size := range []int{0, 0, 0, 2, 4} {
 		s.putFree(size, s.newChunk(size))
 		s.free[size].total++
 	}
-	// The bucket needs 8: none is free, so the nearest larger, 16; then
-	// 32; then 64, and the nearest is smaller, 16; then 32, and none is
-	// left: a new one.
-	links := make([]Link, 80)
-	for i := range links {
+	// The bucket needs 8, twice: they are free. Then 16: none is, so the
+	// nearest larger, 32; then 16 again, and the nearest larger is 128;
+	// then 32, and the nearest is smaller, 8; then 32, and none is left: a
+	// new one.
+	links := make([]Link, 300)
+	for i := 0; len(chunksOf(&s, 0)) < 6; i++ {
 		s.Push(0, &links[i], 0, i)
 	}
 	var got []int
 	for _, es := range chunksOf(&s, 0) {
 		got = append([]int{MinChunk << sizeOf(cap(es))}, got...) // rounded up by the allocator
 	}
-	require.Equal(t, []int{16, 32, 16, 32}, got)
+	require.Equal(t, []int{8, 8, 32, 128, 8, 32}, got)
 	require.Equal(t, int32(2+headroom(1)), s.free[2].total, "the last, new, with its headroom")
 	require.NoError(t, s.Check())
 }
@@ -407,7 +423,7 @@ func TestFirstChunkSize(t *testing.T) {
 	} {
 		t.Run(leave.name, func(t *testing.T) {
 			var s Store[int]
-			s.Init(2)
+			s.Init(1)
 			// Capacities are rounded up to the allocator's size classes,
 			// which differ between platforms: sizeOf names the size.
 			size := func(es []Entry[int]) int { return MinChunk << sizeOf(cap(es)) }
@@ -415,9 +431,10 @@ func TestFirstChunkSize(t *testing.T) {
 			s.Push(0, &links[0], 0, 0)
 			es, _ := s.Tail(0)
 			require.Equal(t, MinChunk, size(es), "the first chunk")
-			for i := 1; len(chunksOf(&s, 0)) < 2; i++ { // a second chunk, of 16
+			for i := 1; len(chunksOf(&s, 0)) < 3; i++ { // chunks of 8, 8 and 16
 				s.Push(0, &links[i], 0, i)
 			}
+			before, _ := s.Free()
 			for !s.Empty(0) {
 				leave.do(&s, 0)
 			}
@@ -425,20 +442,47 @@ func TestFirstChunkSize(t *testing.T) {
 			require.Equal(t, MinChunk, size(es), "the emptied bucket keeps its first chunk")
 			require.Zero(t, prev)
 			free, _ := s.Free()
-			require.Equal(t, 1, free, "the chunk of 16 is free")
+			require.Equal(t, before+2, free, "its other two chunks are free")
 			require.NoError(t, s.Check())
 
-			s.Push(1, &links[0], 0, 0) // needs 8; only 16 is free
-			es, _ = s.Tail(1)
+			// In a store whose only free chunk is of 16, a bucket that
+			// needs 8 takes it, and gives it back when it empties.
+			var other Store[int]
+			other.Init(1)
+			other.putFree(1, other.newChunk(1))
+			other.free[1].total++
+			other.Push(0, &links[0], 0, 0)
+			es, _ = other.Tail(0)
 			require.Equal(t, 2*MinChunk, size(es))
-			leave.do(&s, 1)
-			es, _ = s.Tail(1)
+			leave.do(&other, 0)
+			es, _ = other.Tail(0)
 			require.Nil(t, es, "a first chunk of more than MinChunk entries goes back")
-			free, _ = s.Free()
+			free, _ = other.Free()
 			require.Equal(t, 1, free)
-			require.NoError(t, s.Check())
+			require.NoError(t, other.Check())
 		})
 	}
+}
+
+// TestBucketFull checks that a bucket whose count of places would
+// overflow, one of 2^35 entries, refuses a new chunk with a message naming
+// the package, before it changes anything. The count is set by hand: no
+// test machine holds such a bucket.
+func TestBucketFull(t *testing.T) {
+	var s Store[int]
+	s.Init(2)
+	links := make([]Link, MinChunk+1)
+	for i := range MinChunk {
+		s.Push(1, &links[i], 0, i)
+	}
+	s.buckets[1].units = math.MaxUint32 - 1
+	want := fmt.Sprintf("packed: bucket 1 holds %d places; a bucket holds fewer than %d",
+		uint64(math.MaxUint32-1)*MinChunk, uint64(math.MaxUint32)*MinChunk)
+	require.PanicsWithValue(t, want, func() { s.Push(1, &links[MinChunk], 0, MinChunk) })
+	require.Zero(t, links[MinChunk], "the link stays unlinked")
+	require.Equal(t, MinChunk, s.Entries())
+	s.buckets[1].units = 1
+	require.NoError(t, s.Check())
 }
 
 // TestInitRefuses checks that Init refuses a number of buckets out of
