@@ -287,7 +287,7 @@ func (s *Store[V]) pushChunk(bucket int, link *Link, deadline uint64, v V) {
 	// chunks, which a bucket that fills and fires every few ticks has not
 	// read since it last took a chunk (bench's work units at 8,000 pairs).
 	size := sizeFor(b.units)
-	if b.units > math.MaxUint32-2<<size { // what the chunk taken may add
+	if b.units > math.MaxUint32-1<<(sizes-1) { // what the largest chunk adds
 		panic(fmt.Sprintf("packed: bucket %d holds %d places; a bucket holds fewer than %d", bucket, uint64(b.units)*MinChunk, uint64(math.MaxUint32)*MinChunk))
 	}
 	c := s.take(s.nearestFree(size))
