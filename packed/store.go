@@ -156,7 +156,7 @@ type freeList struct {
 //
 //	every chunk of a bucket but its tail is full, and none is empty but
 //	    the first chunk, of MinChunk entries, that an empty bucket keeps
-//	bucket.first says whether its tail chunk is its first
+//	bucket.units counts the places of its chunks, in MinChunks, each at its size
 //	bucket.live is the tail chunk's array up to its last entry, nil for
 //	    no tail; the places after it, and all a free chunk's, are zero
 //	len counts the entries of all buckets
