@@ -78,7 +78,8 @@ func TestHolderSize(t *testing.T) {
 
 // TestHashedMemoryPerSlot pins what NewHashed's documentation says a slot
 // costs: its bucket, 32 bytes (the slice of its tail chunk's live entries,
-// the tail chunk's number and two flags), and its occupancy bit.
+// the tail chunk's number and the count of its places, units), and its
+// occupancy bit.
 func TestHashedMemoryPerSlot(t *testing.T) {
 	const slots = 1 << 16
 	base := heapInUse()

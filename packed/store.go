@@ -13,8 +13,8 @@
 //
 // A bucket is a list of chunks that fills at its tail. Its first chunk
 // holds MinChunk entries, and each new one the largest doubling of MinChunk
-// whose cube, in MinChunks, is at most four times the places its bucket has
-// (sizeFor): 8 twice, then 16 until the bucket has 128 places, 32 until
+// whose cube, in MinChunks, is at most four times its bucket's places,
+// also counted in MinChunks (sizeFor): 8 twice, then 16 until the bucket has 128 places, 32 until
 // 1,024, 64 until 8,192, and so on. A chunk's size so grows as the cube
 // root of its bucket's entries: a bucket of n entries holds fewer spare
 // places than its tail chunk, at most 8·∛n (TestChunkSizes), a few for a
@@ -309,7 +309,8 @@ func sizeOf(c int) int { return bits.Len(uint(c/MinChunk)) - 1 }
 
 // sizeFor returns the size number of the next chunk of a bucket whose
 // chunks hold u MinChunks: the largest j with (2^j)³ <= 4u, so that a
-// chunk holds about 4·∛u MinChunks, and 0 for an empty bucket.
+// chunk holds at most ∛(4u) MinChunks, about 1.6·∛u, and more than half
+// that; 0 for an empty bucket.
 func sizeFor(u uint32) int { return (bits.Len32(u) + 1) / 3 }
 
 // nearestFree returns the size number nearest to size, larger first, whose

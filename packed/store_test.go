@@ -18,8 +18,7 @@ import (
 // drain, against a model of which bucket each link is in and of when each
 // chunk was last freed, and checks every invariant after every step: a
 // chunk goes back to the garbage collector only after a whole period free,
-// and a new array is made only when no chunk of any size is free. It runs
-// with the smallest first chunk, the hierarchical wheel's and the largest.
+// and a new array is made only when no chunk of any size is free.
 func TestStoreRandom(t *testing.T) {
 	seed := rand.Uint64()
 	if env := os.Getenv("SEED"); env != "" {
@@ -308,9 +307,9 @@ func TestReleaseAfterAPeriod(t *testing.T) {
 	}
 	// Chunks of 8 six times, 16 six times and 32 twice (rounded up by
 	// the allocator). The second of each size came with its size's
-	// headroom, 4, and the next four chunks, wanting the next size, took
-	// that headroom as the nearest free size, but for the last: the four
-	// free chunks of 32.
+	// headroom, 4, and the next four chunks took that headroom: of 8,
+	// wanting 16; of 16, three wanting 16 and the last 32; but for the
+	// 32s: the four free chunks of 32.
 	chunks := len(chunksOf(&s, 0))
 	require.Equal(t, 14, chunks)
 	made, _ := s.Free()
@@ -517,11 +516,11 @@ func chunksOf[V any](s *Store[V], bucket int) [][]Entry[V] {
 	return chunks
 }
 
-// TestLaterChunkOfFirstSize checks that a bucket whose second chunk has
-// MinChunk places, taken because no larger chunk was free, gives that
-// chunk back when it empties, however the entry leaves, and keeps only
-// its first: the bucket's first flag, not a chunk's size, says which chunk
-// it keeps (mutants of PopEach and dropTail that read only the size fail
+// TestLaterChunkOfFirstSize checks that a bucket whose second chunk, like
+// its first, has MinChunk places (the rule's 8 twice) gives that chunk
+// back when it empties, however the entry leaves, and keeps only its
+// first: the bucket's units, not a chunk's size, say which chunk it
+// keeps (mutants of PopEach and dropTail that read only the size fail
 // here, and in the wheels' randomized tests).
 func TestLaterChunkOfFirstSize(t *testing.T) {
 	for _, leave := range []struct {
@@ -544,7 +543,7 @@ func TestLaterChunkOfFirstSize(t *testing.T) {
 			s.Push(1, &links[MinChunk+1], 0, 1)
 			free := s.free[0].n
 			require.NotZero(t, free, "spare chunks of MinChunk places")
-			s.Push(0, &links[MinChunk], 0, MinChunk) // needs 16 places; only 8 are free
+			s.Push(0, &links[MinChunk], 0, MinChunk) // its second chunk: 8 places, a free one
 			es, prev := s.Tail(0)
 			require.Equal(t, MinChunk, cap(es), "a spare is the second chunk")
 			require.NotZero(t, prev)

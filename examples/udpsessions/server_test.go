@@ -258,8 +258,8 @@ func TestTouchAllocs(t *testing.T) {
 	addr := netip.MustParseAddrPort("127.0.0.1:5000")
 	now := time.Now()
 	// Warm the wheel first: each slot of a hierarchical wheel's level 0
-	// keeps the small array it first grows (packwheel's store.ownedCap),
-	// so a session moving from tick to tick grows one in each of the 64.
+	// keeps its first chunk once it has held a timer (package packed),
+	// so a session moving from tick to tick takes one in each of the 64.
 	for range 2 * 64 {
 		now = now.Add(resolution / 2)
 		s.touch(addr, now)
