@@ -385,8 +385,7 @@ func TestNearestFreeSize(t *testing.T) {
 	s.Init(1)
 	// Free: three chunks of 8, one of 32 and one of 128.
 	for _, size := range []int{0, 0, 0, 2, 4} {
-		s.putFree(size, s.newChunk(size))
-		s.free[size].total++
+		addFree(&s, size)
 	}
 	// The bucket needs 8, twice: they are free. Then 16: none is, so the
 	// nearest larger, 32; then 16 again, and the nearest larger is 128;
@@ -448,8 +447,7 @@ func TestFirstChunkSize(t *testing.T) {
 			// needs 8 takes it, and gives it back when it empties.
 			var other Store[int]
 			other.Init(1)
-			other.putFree(1, other.newChunk(1))
-			other.free[1].total++
+			addFree(&other, 1)
 			other.Push(0, &links[0], 0, 0)
 			es, _ = other.Tail(0)
 			require.Equal(t, 2*MinChunk, size(es))
@@ -503,6 +501,14 @@ func TestInitRefuses(t *testing.T) {
 		require.Equal(t, 7, s.Find(&l).Value)
 		require.NoError(t, s.Check())
 	}
+}
+
+// addFree makes a chunk of the given size number and puts it on its free
+// list, counted as the store counts the chunks it makes: a free chunk that
+// a test's buckets then find, as if an earlier wave had left it.
+func addFree[V any](s *Store[V], size int) {
+	s.putFree(size, s.newChunk(size))
+	s.free[size].total++
 }
 
 // chunksOf returns the entries of bucket's chunks, its tail's first.
