@@ -36,8 +36,8 @@ import (
 // engine, whose packets it cannot track. Its event methods are called by
 // gnet; the per-connection calls (Touch, Untrack, the setters, Writable,
 // CloseAfterFlush, ConnTimer) by the wrapped handler, on the connection's
-// loop; Stats, CloseIdle, Shutdown, ShuttingDown and Resolution from
-// anywhere. The zero value is not usable: OnBoot panics. A Handler must
+// loop; Stats, CloseIdle, Shutdown, ShuttingDown, UnderPressure and
+// Resolution from anywhere. The zero value is not usable: OnBoot panics. A Handler must
 // not be copied.
 type Handler struct {
 	user   gnet.EventHandler

@@ -62,8 +62,9 @@ const (
 	// InputFull means the connection had more unconsumed input than
 	// Options.MaxInput.
 	InputFull
-	// Shed means Handler.CloseIdle, or Handler.Shutdown's first pass,
-	// closed the connection between requests.
+	// Shed means Handler.CloseIdle, or one of the passes Handler.Shutdown
+	// makes before its context ends, closed the connection between
+	// requests.
 	Shed
 	// Shutdown means the connection was still open when the context given
 	// to Handler.Shutdown ended.

@@ -35,7 +35,9 @@ const (
 	DefaultMaxInput = 1 << 20
 	// DefaultLinger is Options.Linger's default: how long a connection
 	// closed with CloseAfterFlush may stay open, its write side shut,
-	// for its peer to close first. nginx's lingering_timeout is the same.
+	// for its peer to close first: the whole wait, as nginx's
+	// lingering_time bounds it (30 s there; 5 s is nginx's
+	// lingering_timeout, its wait between two reads).
 	DefaultLinger = 5 * time.Second
 )
 

@@ -53,7 +53,8 @@ import (
 )
 
 // MinChunk is the fewest entries a chunk holds; chunks hold MinChunk
-// entries or a doubling of it. A bucket's first chunk holds MinChunk,
+// entries or a doubling of it, each array rounded up to the allocator's
+// size class (newChunk), which it would waste otherwise. A bucket's first chunk holds MinChunk,
 // which it keeps when it empties: enough for the few
 // timers that most buckets of a wheel hold at a time, a hierarchical
 // wheel's level-0 bucket due at one tick or a sparse hashed wheel's, to

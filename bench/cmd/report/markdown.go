@@ -155,7 +155,11 @@ their own on either CPU. Workloads and figures are described in bench/README.md.
 func (rep *report) writeSummary(w io.Writer) {
 	fmt.Fprintf(w, "## Performance\n\n")
 	fmt.Fprintf(w, "Measured by `bench/` on %s, medians of %s runs; tables and method in [bench/results/results.md](bench/results/results.md).\n", rep.config["machine"], rep.config["runs"])
-	fmt.Fprintf(w, "Churn re-arms a random timer 30 s ahead, ScheduleCancel cancels one and schedules it again,\nExpire fires n timers due within a second, Memory is the live heap per timer and a full GC.\n\n")
+	fmt.Fprintf(w, "Churn re-arms a random timer 30 s ahead, ScheduleCancel cancels one and schedules it again,\nExpire fires n timers due within a second, Memory is the live heap per timer and a full GC.\n")
+	fmt.Fprintf(w, "**hashed** and **wheel** are packwheel's two wheels; **list** is a hierarchical wheel of intrusive linked lists (bench/internal/listwheel), "+
+		"**heap** a container/heap min-heap, **afterfunc** a time.AfterFunc per schedule, **timer-reset** time.Timer moved with Reset. "+
+		"Churn warm is Churn with the timer's struct just read, as a server has read its connection's when it re-arms. "+
+		"Ratas is a C++ hierarchical timer wheel; its work-unit benchmark simulates pairs of connections exchanging paced messages, five timers each.\n\n")
 	fmt.Fprintf(w, "![Churn: ns per re-arm against outstanding timers](bench/results/churn.png)\n\n")
 	fmt.Fprintf(w, "Ratio to `time.Timer` moved with `Reset` (%s, its own figure in the last column) at the same n; below 1 is better:\n\n", baseline)
 	rep.headlineTable(w, []string{"hashed", "wheel", "list", "heap", "afterfunc"})
