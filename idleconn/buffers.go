@@ -85,7 +85,8 @@ func (o OutputLimit) check(what string) error {
 // requests stops while it is false, so that a peer that does not read
 // cannot make it buffer without end. It must be called on c's loop, from a
 // handler callback or a runnable; for a connection not tracked it compares
-// the pending output with Options.Output's High. O(1), no allocation.
+// the pending output with Options.Output's High. O(1), no allocation
+// once warm.
 func (h *Handler) Writable(c gnet.Conn) bool {
 	p := c.OutboundBuffered()
 	s, l := h.tracking(c)
@@ -104,7 +105,7 @@ func (h *Handler) Writable(c gnet.Conn) bool {
 // callback for c, or a runnable given to c.EventLoop().Execute. It reports
 // whether c is tracked; false means it did nothing, c being untracked,
 // refused, or closed with its descriptor reused since. O(1), at most one
-// clock read, no allocation.
+// clock read, no allocation once warm.
 func (h *Handler) SetOutputLimit(c gnet.Conn, o OutputLimit) bool {
 	if o == (OutputLimit{}) {
 		o = h.cfg.output
@@ -163,8 +164,8 @@ type writeStall struct {
 // anything. It must be called on c's loop: from a handler callback for c,
 // or a runnable given to c.EventLoop().Execute. It reports whether c is
 // tracked; false means it did nothing, c being untracked, refused, or
-// closed with its descriptor reused since. O(1), at most one clock read,
-// no allocation.
+// closed with its descriptor reused since. O(1), at most two clock reads,
+// no allocation once warm.
 func (h *Handler) SetWriteStallTimeout(c gnet.Conn, d time.Duration) bool {
 	ticks, s, l := h.setting("SetWriteStallTimeout", c, d)
 	if s == nil {
@@ -258,7 +259,7 @@ var lingerKind = kind{
 // it, and return gnet.None, not gnet.Close, from the callback that calls
 // it. It must be called on c's loop, from a handler callback or a
 // runnable, and reports false, doing nothing, if c is not tracked. O(1),
-// no allocation.
+// no allocation once warm.
 func (h *Handler) CloseAfterFlush(c gnet.Conn) bool {
 	s, l := h.tracking(c)
 	if s == nil {

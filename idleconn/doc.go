@@ -67,8 +67,8 @@
 // nowhere else: they take no lock, and a call from another goroutine is a
 // data race. Each reports whether c is tracked, and does nothing to a
 // connection that is not (one untracked, refused, or closed and its
-// descriptor reused). Each is O(1), reads the clock at most once and
-// allocates nothing. A limit brought earlier re-arms the connection's one
+// descriptor reused). Each is O(1), reads the clock at most twice and
+// allocates nothing once warm (see Cost). A limit brought earlier re-arms the connection's one
 // timer; one moved later leaves it, and the timer, firing early, is
 // re-armed for the time left. A bad argument panics, with a message
 // starting "idleconn: ", before anything changes.
@@ -76,7 +76,8 @@
 // Shutdown closes a server gracefully, as net/http's Server.Shutdown
 // does: new connections are refused, those between requests are closed,
 // the others finish their requests, and whatever is left goes when its
-// context ends.
+// context ends, but for connections the wrapped handler untracked, which
+// are its own to close.
 //
 // Only TCP and Unix-socket engines have connections to close: a Handler
 // panics on the first datagram of a UDP engine rather than do nothing.
@@ -86,8 +87,8 @@
 // Each event loop owns one timer wheel from package packwheel, touched only
 // by that loop's goroutine, so nothing takes a lock. Each connection has
 // one timer, armed for the earliest of its timed limits; the reason is
-// decided when it fires. Connections' state lives in one process-wide
-// table indexed by file descriptor: a cache line per descriptor holding
+// decided when it fires. Connections' state lives in one table per
+// Handler, indexed by file descriptor: a cache line per descriptor holding
 // what the data path touches (the owning loop, the time of the last data,
 // the output pending at the last look and the timer), two more lines
 // holding the connection and its limits, and 16 bytes placing it among
@@ -95,11 +96,20 @@
 // (BenchmarkMemoryPerConn measures the whole per connection). The data path (what OnTraffic adds to the
 // wrapped handler) reads the first line, stores one number in it and asks
 // the connection for its input and output sizes: it allocates nothing,
-// takes no lock and reschedules no timer (BenchmarkOnTraffic;
+// but for the closure gnet's Execute makes when a step of the memory
+// budget's pressure wakes the loops, takes no lock and reschedules no
+// timer (BenchmarkOnTraffic;
 // BenchmarkTrafficPath compares it with rescheduling the timer on every
 // read). A busy connection's timer fires about once per Timeout and is
 // re-armed for the time it has left, so the reaper's work is the
 // connections whose limit falls due, not every connection open.
+//
+// "No allocation", here and in the methods' docs, means once warm: a
+// timer armed when its loop's wheel has used every chunk of entries it
+// keeps takes a new chunk, as package packwheel describes, and the tables
+// grow to the most connections a loop has held. After that, opens,
+// closes, the setters, the data path and the reaper allocate nothing
+// (TestZeroAllocs, TestTimerZeroAllocs).
 //
 // A driver goroutine sends each loop that has a timer due a runnable built
 // once per loop, through EventLoop.Execute; the runnable advances the

@@ -145,7 +145,8 @@ func (h *Handler) OnShutdown(eng gnet.Engine) {
 // handler hears nothing of c. The first connection of a loop creates the
 // loop's state; after that an open costs a clock read and an O(1)
 // schedule, and allocates only when its descriptor is the first of a new
-// block of 1024.
+// block of 1024 or the loop's wheel is not yet warm (see Cost in the
+// package documentation).
 func (h *Handler) OnOpen(c gnet.Conn) ([]byte, gnet.Action) {
 	if fd := c.Fd(); fd >= 0 {
 		el := c.EventLoop()

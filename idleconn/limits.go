@@ -323,7 +323,8 @@ var idleKind = kind{
 // must be called on c's loop: from a handler callback for c, or a runnable
 // given to c.EventLoop().Execute. It reports whether c is tracked; false
 // means it did nothing, c being untracked, refused, or closed with its
-// descriptor reused since. O(1), at most one clock read, no allocation.
+// descriptor reused since. O(1), at most one clock read, no allocation once
+// warm.
 func (h *Handler) SetIdleTimeout(c gnet.Conn, d time.Duration) bool {
 	ticks, s, l := h.setting("SetIdleTimeout", c, d)
 	if s == nil {
@@ -357,7 +358,8 @@ var deadlineKind = kind{
 // must be called on c's loop: from a handler callback for c, or a runnable
 // given to c.EventLoop().Execute. It reports whether c is tracked; false
 // means it did nothing, c being untracked, refused, or closed with its
-// descriptor reused since. O(1), at most one clock read, no allocation.
+// descriptor reused since. O(1), at most one clock read, no allocation once
+// warm.
 func (h *Handler) SetDeadline(c gnet.Conn, t time.Time) bool {
 	s, l := h.tracking(c)
 	if s == nil {
@@ -407,7 +409,7 @@ type lifetime struct {
 // or a runnable given to c.EventLoop().Execute. It reports whether c is
 // tracked; false means it did nothing, c being untracked, refused, or
 // closed with its descriptor reused since. O(1), at most one clock read,
-// no allocation.
+// no allocation once warm.
 func (h *Handler) SetMaxLifetime(c gnet.Conn, d time.Duration) bool {
 	ticks, s, l := h.setting("SetMaxLifetime", c, d)
 	if s == nil {
@@ -506,10 +508,12 @@ var shutdownKind = kind{
 // refused (OnRefuse may answer them), and each loop closes its
 // connections between requests, at once and then each tick as others
 // finish their requests; ShuttingDown tells handlers to close after their
-// current answer (CloseAfterFlush). When ctx ends, every connection still
-// open is closed, reason Shutdown, and Shutdown returns ctx's error
+// current answer (CloseAfterFlush). When ctx ends, every tracked
+// connection still open is closed, reason Shutdown, and Shutdown returns ctx's error
 // without waiting for the loops; otherwise it returns nil once every
-// connection has closed. Stop the engine (gnet.Engine.Stop) after it.
+// connection has closed. A connection the wrapped handler untracked is its
+// own to close: Shutdown closes none, and returns nil only once they too
+// have closed. Stop the engine (gnet.Engine.Stop) after it.
 // Safe from any goroutine; it polls the open count every few
 // milliseconds. Shutdown lasts until OnShutdown: a Handler then serves
 // its next engine afresh.

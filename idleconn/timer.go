@@ -63,7 +63,8 @@ func (h *Handler) ConnTimer(c gnet.Conn, t *Timer, d, period time.Duration, f fu
 // handler callback of one of its connections or a runnable given to
 // el.Execute; it panics, with a message starting "idleconn: ", before
 // changing anything, if the engine is not running, and as ConnTimer does.
-// O(1); it allocates only the loop's state if el has none yet.
+// O(1); it allocates the loop's state if el has none yet, and otherwise
+// nothing once warm (see Cost in the package documentation).
 func (h *Handler) LoopTimer(el gnet.EventLoop, t *Timer, d, period time.Duration, f func(c gnet.Conn)) {
 	h.checkTimer("LoopTimer", d, period, f)
 	l := h.loops.findOrAdd(el, func() *loop { return newLoop(h, el) })

@@ -36,7 +36,8 @@
 // says how many connections are open, how many idleconn closed for each
 // reason, and how many it refused: what no client can see from outside.
 // -stats prints one at that interval too. It takes flags only and exits 2 on a bad command line,
-// 1 on any other failure. -timeouts=false turns every time limit off, for
+// 1 on any other failure. -timeouts=false turns the time limits off (the
+// idle timeout becomes a day; the lingering close stays), for
 // load.sh to measure what they cost; -nethttp serves the same routes with
 // Go's net/http instead, with its timeouts set from the same flags, for
 // bench/cmd/httpload to measure beside it.
@@ -75,9 +76,9 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	fs.IntVar(&cfg.maxConns, "max-conns", defaults.maxConns, "refuse connections beyond this many open, with 503; keep it under ulimit -n (0: derived from it)")
 	fs.Int64Var(&cfg.budget, "budget", defaults.budget, "bytes buffered for all clients together, unread input and pending output: past half of it answers close their connection and the largest holders are closed (0: derived from the memory the process may use, -1: none)")
 	fs.DurationVar(&cfg.drain, "drain", defaults.drain, "on SIGINT or SIGTERM, how long requests in flight may take")
-	fs.BoolVar(&cfg.timeouts, "timeouts", defaults.timeouts, "false turns every time limit off")
+	fs.BoolVar(&cfg.timeouts, "timeouts", defaults.timeouts, "false turns the header, body, idle, write-stall, drain-rate and lifetime limits off (the idle timeout becomes 24h; the lingering close stays)")
 	every := cli.StatsFlag(fs, 0)
-	nethttp := fs.Bool("nethttp", false, "serve the same routes with Go's net/http, its ReadHeaderTimeout, IdleTimeout and WriteTimeout set from these flags (-max-life, -max-conns and -budget do not apply)")
+	nethttp := fs.Bool("nethttp", false, "serve the same routes with Go's net/http, its ReadHeaderTimeout, IdleTimeout and WriteTimeout set from these flags (-max-life, -max-conns, -budget and -stats must be left unset)")
 	if err := cli.Parse(fs, args); err != nil {
 		return err
 	}

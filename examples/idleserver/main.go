@@ -3,7 +3,7 @@
 // (pending output, unconsumed input) and in number (a connection limit
 // under the descriptor limit).
 //
-//	go run ./examples/idleserver -timeout 10s -write-stall 5s -max-conns 1000
+//	go run ./examples/idleserver -timeout 10s -write-stall 5s
 //
 // Its defaults are bounded, so that no client can grow it without end:
 // it echoes only while a connection's pending output is under its
