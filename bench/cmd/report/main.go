@@ -144,6 +144,10 @@ func parseOptions(args []string) (options, error) {
 		if _, err := exec.LookPath(o.reference); err != nil {
 			return o, cli.Usagef("-reference: %w", err)
 		}
+		// Which times it (runReference).
+		if err := exec.Command(gnuTime, "-f", timeFormat, "-o", os.DevNull, "true").Run(); err != nil {
+			return o, cli.Usagef("-reference is timed by GNU time, %s (Debian: apt-get install time): %w", gnuTime, err)
+		}
 	}
 	return o, checkOut(&o, *quick)
 }

@@ -1,8 +1,6 @@
 package main
 
 import (
-	"syscall"
-
 	"bufio"
 	"fmt"
 	"io"
@@ -120,19 +118,58 @@ func buildWorkUnits(dir string) (bin string, cleanup func(), err error) {
 // runReference runs the C++ reference for pairs and returns its line, in
 // cmd/workunits' format with the checksum fields zero (it prints its own
 // on stdout, discarded here with the rest of its output): the process's
-// user CPU and peak RSS.
+// user CPU and peak RSS, as GNU time reports them. Not the report's own
+// wait: Go starts a child in the report's address space before its exec
+// (vfork), so the child's ru_maxrss counts the report's memory, which put
+// the reference at the report's 13.5 MB at every pair count. GNU time's
+// child is a fork of a small C program, whose memory it counts instead.
 func runReference(path string, pairs int) (string, error) {
-	cmd := exec.Command(path)
+	out, err := os.CreateTemp("", "packwheel-reference-*.txt")
+	if err != nil {
+		return "", err
+	}
+	out.Close()
+	defer os.Remove(out.Name())
+	cmd := exec.Command(gnuTime, "-f", timeFormat, "-o", out.Name(), path)
 	cmd.Env = append(os.Environ(), "BENCH_PAIR_COUNT="+strconv.Itoa(pairs))
 	if err := cmd.Run(); err != nil {
 		return "", fmt.Errorf("reference %s: %w", path, err)
 	}
-	rss := 0.0
-	if ru, ok := cmd.ProcessState.SysUsage().(*syscall.Rusage); ok {
-		rss = float64(ru.Maxrss) / 1024 // KiB on Linux
+	report, err := os.ReadFile(out.Name())
+	if err != nil {
+		return "", err
+	}
+	cpuS, rssMB, err := parseTimeReport(string(report))
+	if err != nil {
+		return "", fmt.Errorf("reference %s: %w", path, err)
 	}
 	return fmt.Sprintf("requested=%d pairs=0 rx=0 wheel=%s range=true cpu_s=%.3f rss_mb=%.1f",
-		pairs, referenceImpl, cmd.ProcessState.UserTime().Seconds(), rss), nil
+		pairs, referenceImpl, cpuS, rssMB), nil
+}
+
+// gnuTime is GNU time, the program (Debian's package time), not the
+// shell's keyword; timeFormat asks it for the user CPU seconds and the
+// peak RSS in KiB.
+const (
+	gnuTime    = "/usr/bin/time"
+	timeFormat = "%U %M"
+)
+
+// parseTimeReport reads GNU time's report in timeFormat: user CPU seconds
+// and peak RSS, which it returns in MiB.
+func parseTimeReport(report string) (cpuS, rssMB float64, err error) {
+	f := strings.Fields(report)
+	if len(f) != 2 {
+		return 0, 0, fmt.Errorf("GNU time's report %q: want user seconds and peak KiB", report)
+	}
+	cpuS, err = strconv.ParseFloat(f[0], 64)
+	if err == nil {
+		rssMB, err = strconv.ParseFloat(f[1], 64)
+	}
+	if err != nil {
+		return 0, 0, fmt.Errorf("GNU time's report %q: %w", report, err)
+	}
+	return cpuS, rssMB / 1024, nil
 }
 
 // referenceRows returns the pair counts at which the workunits file at
