@@ -34,7 +34,7 @@ var workImpls = workunit.Implementations
 const referenceImpl = "ratas-c++"
 
 // checksums are the reference's (pairs created, total rx) per requested
-// pairs, from shared/workloads/ratas-workload.md.
+// pairs, as Ratas's test_benchmark prints them (github.com/jsnell/ratas).
 var checksums = map[int][2]int64{
 	1_000:   {997, 22_886_312},
 	8_000:   {7_990, 183_396_083},

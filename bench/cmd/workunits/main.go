@@ -1,8 +1,8 @@
-// Command workunits runs the Ratas "work unit" timer workload
-// (shared/workloads/ratas-workload.md) over one timer implementation and
-// prints one line: the pairs created, the total rx count (the checksum),
-// the implementation, the user CPU seconds of the simulation and the peak
-// resident set size.
+// Command workunits runs the Ratas "work unit" timer workload (Ratas's
+// src/test/test_benchmark.cc, github.com/jsnell/ratas) over one timer
+// implementation and prints one line: the pairs created, the total rx
+// count (the checksum), the implementation, the user CPU seconds of the
+// simulation and the peak resident set size.
 //
 //	go run ./cmd/workunits -pairs 1000 -wheel hierarchical -range=true
 //	pairs=997 rx=22886312 wheel=hierarchical range=true cpu_s=... rss_mb=...

@@ -1,8 +1,9 @@
 // Package workunit runs the "work unit" timer workload published with the
-// Ratas C++ timer wheel (shared/workloads/ratas-workload.md): pairs of
-// connection-shaped units whose traffic, pacing, request deadlines and idle
-// timeouts exercise a timer queue, driven by a virtual clock, with a final rx
-// count that is a checksum of firing every timer at its exact tick.
+// Ratas C++ timer wheel (src/test/test_benchmark.cc in
+// github.com/jsnell/ratas): pairs of connection-shaped units whose
+// traffic, pacing, request deadlines and idle timeouts exercise a timer
+// queue, driven by a virtual clock, with a final rx count that is a
+// checksum of firing every timer at its exact tick.
 //
 // It runs over packwheel's hierarchical and hashed wheels, a linked-list
 // hierarchical wheel of the classic design (listwheel) and a container/heap
