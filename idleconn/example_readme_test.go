@@ -45,8 +45,8 @@ func serve(addr string) error {
 		Timeout:           60 * time.Second, // close after 60 s without data
 		WriteStallTimeout: 10 * time.Second, // close a client that stops reading
 		MaxLifetime:       time.Hour,        // close even busy connections
-		MaxConns:          15_800,           // refuse beyond this (see below)
-		OnReap:            func(c gnet.Conn, why idleconn.Reason) { log.Println(c.RemoteAddr(), why) },
+		// MaxConns left 0: refuse beyond ulimit -n less a reserve (see below)
+		OnReap: func(c gnet.Conn, why idleconn.Reason) { log.Println(c.RemoteAddr(), why) },
 	})
 	if err != nil {
 		return err
