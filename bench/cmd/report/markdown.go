@@ -85,13 +85,8 @@ func (rep *report) settings() string {
 func (rep *report) writeResults(w io.Writer) {
 	fmt.Fprintf(w, "# packwheel benchmark results\n\n")
 	fmt.Fprintf(w, "%s\n\n", rep.settings())
-	fmt.Fprint(w, `Implementations: **hashed** and **wheel** are packwheel's Hashed (4096 slots) and
-hierarchical Wheel; **list** is a hierarchical wheel of intrusive linked lists
-(bench/internal/listwheel), the classic design packed arrays replace;
-**timer-reset** is time.AfterFunc timers moved with Timer.Reset;
-**afterfunc** is time.AfterFunc and Stop, a new timer per schedule; **heap** is a
-container/heap min-heap with an index per item. The wheels and the heap run on a
-virtual clock of 1 ms ticks on the benchmark's goroutine; the time.Timer baselines
+	fmt.Fprint(w, "Implementations: "+implementations+`
+The wheels and the heap run on a virtual clock of 1 ms ticks on the benchmark's goroutine; the time.Timer baselines
 use the runtime's timers and real clock, and their expiries run on goroutines of
 their own on either CPU. Workloads and figures are described in bench/README.md.
 
@@ -151,13 +146,19 @@ their own on either CPU. Workloads and figures are described in bench/README.md.
 	}
 }
 
+// implementations names the implementations the tables compare, for
+// results.md and the README's block alike.
+const implementations = "**hashed** and **wheel** are packwheel's Hashed (4096 slots) and hierarchical Wheel; " +
+	"**list** is a hierarchical wheel of intrusive linked lists (bench/internal/listwheel), the classic design packed arrays replace; " +
+	"**timer-reset** is time.AfterFunc timers moved with Timer.Reset; **afterfunc** is time.AfterFunc and Stop, a new timer per schedule; " +
+	"**heap** is a container/heap min-heap with an index per item."
+
 // writeSummary writes summary.md, the README's performance section.
 func (rep *report) writeSummary(w io.Writer) {
 	fmt.Fprintf(w, "## Performance\n\n")
 	fmt.Fprintf(w, "Measured by `bench/` on %s, medians of %s runs; tables and method in [bench/results/results.md](bench/results/results.md).\n", rep.config["machine"], rep.config["runs"])
 	fmt.Fprintf(w, "Churn re-arms a random timer 30 s ahead, ScheduleCancel cancels one and schedules it again,\nExpire fires n timers due within a second, Memory is the live heap per timer and a full GC.\n")
-	fmt.Fprintf(w, "**hashed** and **wheel** are packwheel's two wheels; **list** is a hierarchical wheel of intrusive linked lists (bench/internal/listwheel), "+
-		"**heap** a container/heap min-heap, **afterfunc** a time.AfterFunc per schedule, **timer-reset** time.Timer moved with Reset. "+
+	fmt.Fprintf(w, implementations+"\n"+
 		"Churn warm is Churn with the timer's struct just read, as a server has read its connection's when it re-arms. "+
 		"Ratas is a C++ hierarchical timer wheel; its work-unit benchmark simulates pairs of connections exchanging paced messages, five timers each.\n\n")
 	fmt.Fprintf(w, "![Churn: ns per re-arm against outstanding timers](bench/results/churn.png)\n\n")
