@@ -108,11 +108,13 @@
 // timer armed when its loop's wheel has used every chunk of entries it
 // keeps takes a new chunk, as package packwheel describes, and the tables
 // grow to the most connections a loop has held. After that, opens,
-// closes, the setters, the data path and the reaper allocate nothing
+// closes, the setters, the data path and the reaper's runs allocate nothing
 // (TestZeroAllocs, TestTimerZeroAllocs).
 //
 // A driver goroutine sends each loop that has a timer due a runnable built
-// once per loop, through EventLoop.Execute; the runnable advances the
+// once per loop, through EventLoop.Execute, which wraps it in a closure of
+// gnet's own at each call: that wake, at most one per loop and tick, is
+// the reaper's one allocation, and gnet's. The runnable advances the
 // loop's wheel and closes expired connections on their own loop with
 // EventLoop.Close. In between the driver sleeps until the earliest timer
 // of any loop, or until a loop wakes it with an earlier one, so a server
