@@ -29,9 +29,10 @@ type HashedOptions struct {
 // which are derived from its stored absolute deadline. Processing a tick
 // visits one bucket, compares deadlines, and fires the due timers where
 // they are, writing to a timer that is not due only to exchange places
-// with one that is, or to give one pushed back in place its deadline. A
-// timer moves to another bucket only when brought earlier, or when its
-// bucket is visited after it was pushed back in place.
+// with one that is, or to give one pushed back in place its deadline, or
+// the tick of its bucket's last visit before it. A timer moves to another
+// bucket only when brought earlier, or when its bucket is visited less
+// than a revolution before the deadline it was pushed back to in place.
 //
 // Schedule, ScheduleRange and Cancel are O(1). Advance is O(1) per tick
 // with an occupied bucket plus O(1) per timer in the buckets it visits;
@@ -118,9 +119,12 @@ func (w *Hashed[V]) Slots() int {
 
 // Schedule sets the timer of h to fire at tick deadline with value v; a
 // deadline at or before Now fires at Now()+1. An active timer pushed later
-// stays where it is with its new deadline, and is moved only when Advance
-// reaches it: pushing an idle timeout back touches one entry and moves
-// nothing. An active timer brought earlier than the tick of its entry (its
+// stays where it is with its new deadline: pushing an idle timeout back
+// touches one entry and moves nothing. When Advance reaches its entry, it
+// stays there still if its deadline is a revolution or more away, under
+// the tick of its bucket's last visit before that deadline, and moves to
+// its deadline's bucket otherwise; so a timeout pushed back again and
+// again moves once at most (TestHashedPostponedStaysInBucket). An active timer brought earlier than the tick of its entry (its
 // deadline when it was last placed) moves to its new bucket; one brought
 // earlier but not that far stays where it is, and NextExpiry may then
 // answer that older tick, early (TestHashedEarlierInPlace). O(1); it
@@ -274,7 +278,7 @@ func (w *Hashed[V]) advance(op string, to uint64, limit int, deliver func(V)) bo
 // NextExpiry returns the earliest tick at which Advance has work to do, or
 // limit if that is later; no timer fires before it. The work is firing the
 // earliest timer, unless a timer pushed back in place (see Schedule) must be
-// moved first. It returns Now when an Advance left timers of the current
+// moved or given a later tick first. It returns Now when an Advance left timers of the current
 // tick unfired. It visits occupied buckets in tick order and stops at the
 // first work or at limit, so it costs O(timers in the buckets it visits), at
 // most one revolution. It allocates nothing.
@@ -407,8 +411,9 @@ func (w *Hashed[V]) walk(to uint64, limit int, deliver func(V)) bool {
 // work units a fifth of their time at 8,000 pairs, where nearly every
 // bucket holds timers of later revolutions too
 // (bench/results/workunits-large.txt). A timer postponed in place to
-// another bucket is gathered with them, and moves there when it comes
-// last. The callbacks, which may cancel or schedule anything, never run
+// less than a revolution later is gathered with them, and moves to its
+// deadline's bucket when it comes last; one postponed further stays
+// (gather). The callbacks, which may cancel or schedule anything, never run
 // while the bucket is being scanned; one that changes the bucket (a
 // cancel moves its last timer into the hole, a schedule adds one at its
 // end) stops the fire at a timer not due. The rest of the tick then goes
@@ -435,7 +440,7 @@ func (w *Hashed[V]) visit(t uint64, work *int, limit int, deliver func(V)) bool 
 		if es, _ := w.s.entries.Tail(bucket); len(es) == 0 || es[len(es)-1].Deadline != t|postponed {
 			break // a callback changed the bucket
 		}
-		w.moveLast(bucket, t, work) // postponed in place to another bucket
+		w.moveLast(bucket, t, work) // postponed in place, to within a revolution
 		k--
 	}
 	if k == 0 {
@@ -470,9 +475,11 @@ func (w *Hashed[V]) moveLast(bucket int, t uint64, work *int) {
 }
 
 // gather brings the timers of bucket t%Slots due at tick t to the
-// bucket's end, with those postponed in place from t to another bucket,
-// and returns how many are there; it gives those postponed within the
-// bucket their deadlines where they are, which moves nothing. It gathers
+// bucket's end, with those postponed in place from t to less than a
+// revolution later, and returns how many are there; it gives those
+// postponed further the tick of the bucket's last visit before their
+// deadline, their deadline itself if it is in this bucket, where they are,
+// which moves nothing. It gathers
 // no more than room, as many as may fire or move, and reports whether it
 // found every one. It scans the bucket from its end, so that the place it
 // brings the next one to, before those it brought, holds a timer it has
@@ -528,9 +535,14 @@ func (w *Hashed[V]) gather(t uint64, room int) (due int, complete bool) {
 					continue
 				}
 				// Postponed in place, perhaps to t itself, which fires.
-				if d := e.Link.Deadline; d != t && w.bucketFor(d) == bucket {
-					e.Deadline = d
-					left = min(left, d)
+				// A timer due a revolution or more from t stays, under
+				// the tick of its bucket's last visit before its deadline.
+				if d := e.Link.Deadline; d-t > w.mask {
+					at = t + (d-t)&^w.mask
+					if e.Deadline = at; at != d {
+						e.Deadline |= postponed
+					}
+					left = min(left, at)
 					continue
 				}
 			}

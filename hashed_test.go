@@ -32,6 +32,41 @@ func TestHashedEarlierInPlace(t *testing.T) {
 	mustCheck(t, w)
 }
 
+// TestHashedPostponedStaysInBucket pins what Hashed.Schedule documents: a
+// visit leaves a timer pushed back by a revolution or more in its bucket,
+// under the tick of the bucket's last visit before its deadline, and moves
+// it on that visit only, so that an idle timeout pushed back again and
+// again moves at most once (BenchmarkChurn in bench/). The model tests
+// would pass a wheel that moved it at every visit, as one did.
+func TestHashedPostponedStaysInBucket(t *testing.T) {
+	const slots = 64
+	w := NewHashed[*conn](HashedOptions{Slots: slots})
+	var c conn
+	deadline := uint64(10 + 3*slots + 5)
+	w.Schedule(&c.timer, 10, &c)
+	w.Schedule(&c.timer, deadline, &c) // postponed in place at tick 10
+	bucket := w.s.bucketOf(&c.timer)
+	var fired []uint64
+	count := func(*conn) { fired = append(fired, w.Now()) }
+
+	w.Advance(10, count)
+	require.Equal(t, bucket, w.s.bucketOf(&c.timer), "stays in its bucket")
+	require.Equal(t, uint64(10+3*slots), w.NextExpiry(1000), "under its bucket's last visit before its deadline")
+	mustCheck(t, w)
+	w.Schedule(&c.timer, deadline+slots, &c) // pushed back once more, in place
+	w.Advance(10+3*slots, count)
+	require.Equal(t, bucket, w.s.bucketOf(&c.timer), "still a revolution or more from its deadline")
+	require.Equal(t, uint64(10+4*slots), w.NextExpiry(1000))
+
+	w.Advance(10+4*slots, count)
+	require.Equal(t, w.bucketFor(deadline+slots), w.s.bucketOf(&c.timer), "moved within a revolution of its deadline")
+	require.Equal(t, deadline+slots, w.NextExpiry(1000))
+	mustCheck(t, w)
+	w.Advance(1000, count)
+	require.Equal(t, []uint64{deadline + slots}, fired)
+	mustCheck(t, w)
+}
+
 // TestHashedScansPerTimer bounds the entries that Advance's scans read per
 // timer of the bucket it visits, when the callbacks change that bucket:
 // push onto it, cancel in it, postpone in it, take a timer out of it. The
