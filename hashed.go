@@ -39,7 +39,8 @@ type HashedOptions struct {
 // an occupancy bitmap skips empty buckets, and once a long Advance has swept
 // one revolution it knows the earliest deadline and jumps straight to it.
 // NextExpiry costs O(timers in the buckets before the answer); it may answer
-// early, with the old tick of a timer pushed back in place.
+// early, with a tick at which a timer pushed back in place is only looked
+// at (see Schedule).
 // Buckets are chunks of entries that the wheel reuses (see the package
 // documentation).
 //
