@@ -29,18 +29,16 @@ type HashedOptions struct {
 // which are derived from its stored absolute deadline. Processing a tick
 // visits one bucket, compares deadlines, and fires the due timers where
 // they are, writing to a timer that is not due only to exchange places
-// with one that is, or to give one pushed back in place its deadline, or
-// the tick of its bucket's last visit before it. A timer moves to another
-// bucket only when brought earlier, or when its bucket is visited less
-// than a revolution before the deadline it was pushed back to in place.
+// with one that is. A timer pushed back in place keeps its bucket, under
+// the tick of that bucket's last visit before its new deadline, and moves
+// to its deadline's bucket at that visit, or when brought earlier.
 //
 // Schedule, ScheduleRange and Cancel are O(1). Advance is O(1) per tick
 // with an occupied bucket plus O(1) per timer in the buckets it visits;
 // an occupancy bitmap skips empty buckets, and once a long Advance has swept
 // one revolution it knows the earliest deadline and jumps straight to it.
 // NextExpiry costs O(timers in the buckets before the answer); it may answer
-// early, with a tick at which a timer pushed back in place is only looked
-// at (see Schedule).
+// early, with the tick of a timer pushed back in place.
 // Buckets are chunks of entries that the wheel reuses (see the package
 // documentation).
 //
@@ -107,7 +105,7 @@ func (w *Hashed[V]) ready() {
 	w.firing = w.slots
 	// The firing bucket holds timers due at Now, and fires them all;
 	// the ring's buckets postpone in place.
-	w.s.init(w.slots+1, 0)
+	w.s.init(w.slots+1, 0, w.mask)
 }
 
 // Slots returns the number of buckets. O(1).
@@ -121,14 +119,14 @@ func (w *Hashed[V]) Slots() int {
 // Schedule sets the timer of h to fire at tick deadline with value v; a
 // deadline at or before Now fires at Now()+1. An active timer pushed later
 // stays where it is with its new deadline: pushing an idle timeout back
-// touches one entry and moves nothing. When Advance reaches its entry, it
-// stays there still if its deadline is a revolution or more away, under
-// the tick of its bucket's last visit before that deadline, and moves to
-// its deadline's bucket otherwise; so a timeout pushed back again and
-// again moves once at most (TestHashedPostponedStaysInBucket). An active timer brought earlier than the tick of its entry (its
-// deadline when it was last placed) moves to its new bucket; one brought
-// earlier but not that far stays where it is, and NextExpiry may then
-// answer that older tick, early (TestHashedEarlierInPlace). O(1); it
+// touches one entry and moves nothing. The entry takes the tick of its
+// bucket's last visit before that deadline, so that the visits before it
+// pass the timer by, and that visit moves it to its deadline's bucket
+// unless it was pushed back again: a timeout pushed back again and again
+// moves once at most (TestHashedPostponedStaysInBucket). An active timer
+// brought earlier than the tick of its entry moves to its new bucket; one
+// brought earlier but not that far stays where it is, and NextExpiry may
+// then answer that tick, early (TestHashedEarlierInPlace). O(1); it
 // allocates only when the wheel's free chunks run out.
 //
 // It panics, before changing anything, if deadline is beyond MaxTick or h is
@@ -279,7 +277,7 @@ func (w *Hashed[V]) advance(op string, to uint64, limit int, deliver func(V)) bo
 // NextExpiry returns the earliest tick at which Advance has work to do, or
 // limit if that is later; no timer fires before it. The work is firing the
 // earliest timer, unless a timer pushed back in place (see Schedule) must be
-// moved or given a later tick first. It returns Now when an Advance left timers of the current
+// moved first. It returns Now when an Advance left timers of the current
 // tick unfired. It visits occupied buckets in tick order and stops at the
 // first work or at limit, so it costs O(timers in the buckets it visits), at
 // most one revolution. It allocates nothing.
@@ -412,9 +410,8 @@ func (w *Hashed[V]) walk(to uint64, limit int, deliver func(V)) bool {
 // work units a fifth of their time at 8,000 pairs, where nearly every
 // bucket holds timers of later revolutions too
 // (bench/results/workunits-large.txt). A timer postponed in place to
-// less than a revolution later is gathered with them, and moves to its
-// deadline's bucket when it comes last; one postponed further stays
-// (gather). The callbacks, which may cancel or schedule anything, never run
+// another bucket is gathered with them, and moves there when it comes
+// last. The callbacks, which may cancel or schedule anything, never run
 // while the bucket is being scanned; one that changes the bucket (a
 // cancel moves its last timer into the hole, a schedule adds one at its
 // end) stops the fire at a timer not due. The rest of the tick then goes
@@ -441,7 +438,7 @@ func (w *Hashed[V]) visit(t uint64, work *int, limit int, deliver func(V)) bool 
 		if es, _ := w.s.entries.Tail(bucket); len(es) == 0 || es[len(es)-1].Deadline != t|postponed {
 			break // a callback changed the bucket
 		}
-		w.moveLast(bucket, t, work) // postponed in place, to within a revolution
+		w.moveLast(bucket, t, work) // postponed in place to another bucket
 		k--
 	}
 	if k == 0 {
@@ -476,11 +473,8 @@ func (w *Hashed[V]) moveLast(bucket int, t uint64, work *int) {
 }
 
 // gather brings the timers of bucket t%Slots due at tick t to the
-// bucket's end, with those postponed in place from t to less than a
-// revolution later, and returns how many are there; it gives those
-// postponed further the tick of the bucket's last visit before their
-// deadline, their deadline itself if it is in this bucket, where they are,
-// which moves nothing. It gathers
+// bucket's end, with those postponed in place from t to another bucket,
+// and returns how many are there. It gathers
 // no more than room, as many as may fire or move, and reports whether it
 // found every one. It scans the bucket from its end, so that the place it
 // brings the next one to, before those it brought, holds a timer it has
@@ -530,22 +524,12 @@ func (w *Hashed[V]) gather(t uint64, room int) (due int, complete bool) {
 		for ; i >= 0; i-- {
 			e := &es[i]
 			if e.Deadline != t {
-				at := tick(e.Deadline)
-				if at != t {
+				if at := tick(e.Deadline); at != t {
 					left = min(left, at)
 					continue
 				}
-				// Postponed in place, perhaps to t itself, which fires.
-				// A timer due a revolution or more from t stays, under
-				// the tick of its bucket's last visit before its deadline.
-				if d := e.Link.Deadline; d-t > w.mask {
-					at = t + (d-t)&^w.mask
-					if e.Deadline = at; at != d {
-						e.Deadline |= postponed
-					}
-					left = min(left, at)
-					continue
-				}
+				// Postponed in place to t itself, which fires, or to less
+				// than a revolution later (store.postpone), which moves.
 			}
 			if due == room {
 				return due, false

@@ -14,49 +14,50 @@ func TestHashedEarlierInPlace(t *testing.T) {
 	w := NewHashed[*conn](HashedOptions{Slots: 64})
 	var c conn
 	w.Schedule(&c.timer, 100, &c)
-	w.Schedule(&c.timer, 200, &c) // pushed back: the entry stays at tick 100
-	w.Schedule(&c.timer, 150, &c) // earlier, but not before 100: stays
-	require.Equal(t, uint64(150), c.timer.Deadline())
-	require.Equal(t, uint64(100), w.NextExpiry(1000), "early: the entry's tick")
+	w.Schedule(&c.timer, 200, &c) // pushed back: the entry stays, at tick 164
+	w.Schedule(&c.timer, 180, &c) // earlier, but not before 164: stays
+	require.Equal(t, uint64(180), c.timer.Deadline())
+	require.Equal(t, uint64(164), w.NextExpiry(1000), "early: the entry's tick")
 	mustCheck(t, w)
 
 	fired := 0
-	w.Advance(100, func(*conn) { fired++ })
+	w.Advance(164, func(*conn) { fired++ })
 	require.Zero(t, fired)
-	require.Equal(t, uint64(150), w.NextExpiry(1000), "placed by its deadline at tick 100")
+	require.Equal(t, uint64(180), w.NextExpiry(1000), "placed by its deadline at tick 164")
 
-	w.Schedule(&c.timer, 120, &c) // before its entry's tick, 150: moves
-	require.Equal(t, uint64(120), w.NextExpiry(1000))
+	w.Schedule(&c.timer, 170, &c) // before its entry's tick, 180: moves
+	require.Equal(t, uint64(170), w.NextExpiry(1000))
 	w.Advance(1000, func(*conn) { fired++ })
 	require.Equal(t, 1, fired)
 	mustCheck(t, w)
 }
 
 // TestHashedPostponedStaysInBucket pins what Hashed.Schedule documents: a
-// visit leaves a timer pushed back by a revolution or more in its bucket,
-// under the tick of the bucket's last visit before its deadline, and moves
-// it on that visit only, so that an idle timeout pushed back again and
-// again moves at most once (BenchmarkChurn in bench/). The model tests
-// would pass a wheel that moved it at every visit, as one did.
+// timer pushed back by a revolution or more stays in its bucket under the
+// tick of the bucket's last visit before its deadline, which the visits
+// before it pass by, and moves at that visit only, so that an idle timeout
+// pushed back again and again moves at most once (BenchmarkChurn in
+// bench/). The model tests would pass a wheel that moved it at every
+// visit, as one did.
 func TestHashedPostponedStaysInBucket(t *testing.T) {
 	const slots = 64
 	w := NewHashed[*conn](HashedOptions{Slots: slots})
 	var c conn
 	deadline := uint64(10 + 3*slots + 5)
 	w.Schedule(&c.timer, 10, &c)
-	w.Schedule(&c.timer, deadline, &c) // postponed in place at tick 10
+	w.Schedule(&c.timer, deadline, &c) // postponed in place
 	bucket := w.s.bucketOf(&c.timer)
+	require.Equal(t, uint64(10+3*slots), w.NextExpiry(1000), "under its bucket's last visit before its deadline")
 	var fired []uint64
 	count := func(*conn) { fired = append(fired, w.Now()) }
 
-	w.Advance(10, count)
+	w.Advance(10+2*slots, count)
 	require.Equal(t, bucket, w.s.bucketOf(&c.timer), "stays in its bucket")
-	require.Equal(t, uint64(10+3*slots), w.NextExpiry(1000), "under its bucket's last visit before its deadline")
 	mustCheck(t, w)
 	w.Schedule(&c.timer, deadline+slots, &c) // pushed back once more, in place
+	require.Equal(t, uint64(10+4*slots), w.NextExpiry(1000), "a revolution later")
 	w.Advance(10+3*slots, count)
 	require.Equal(t, bucket, w.s.bucketOf(&c.timer), "still a revolution or more from its deadline")
-	require.Equal(t, uint64(10+4*slots), w.NextExpiry(1000))
 
 	w.Advance(10+4*slots, count)
 	require.Equal(t, w.bucketFor(deadline+slots), w.s.bucketOf(&c.timer), "moved within a revolution of its deadline")

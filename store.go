@@ -52,6 +52,13 @@ type store[V any] struct {
 	// spares postpone a read of the entry's chunk (BenchmarkChurn in
 	// bench/).
 	exact uint64
+	// lap is what postpone clears from the distance between an entry's
+	// tick and its timer's later deadline to find the entry's new tick: a
+	// hashed wheel's Slots-1, so that the entry waits for its bucket's last
+	// visit before the deadline, and is not looked at on the visits before
+	// it (BenchmarkChurn in bench/); all ones for the hierarchical wheel,
+	// whose entries keep their tick.
+	lap uint64
 	// releaseAt is the tick from which the walk gives the garbage collector
 	// the chunks no bucket took for a whole Retain period (release).
 	releaseAt uint64
@@ -97,10 +104,10 @@ func deadlineOf[V any](e *packed.Entry[V]) uint64 {
 }
 
 // init makes the buckets (packed.Store.Init).
-func (s *store[V]) init(buckets int, exact uint64) {
+func (s *store[V]) init(buckets int, exact, lap uint64) {
 	s.entries.Init(buckets)
 	s.occupied = s.entries.Occupied()
-	s.exact = exact
+	s.exact, s.lap = exact, lap
 	s.releaseAt = min(s.now, MaxTick) + Retain
 }
 
@@ -141,7 +148,8 @@ func (s *store[V]) move(h *Holder, e *packed.Entry[V], from, to int, d uint64, v
 // untouched for set to handle or report. The wheel places the timer by d
 // when it reaches the entry, whose own deadline is the tick it must be
 // looked at by: pushing an idle timeout back touches one entry and moves
-// nothing. A timer due at now, left by a bounded advance, is not
+// nothing. That tick moves on by whole laps (lap) as far as d allows: in
+// a hashed wheel, to its bucket's last visit before d. A timer due at now, left by a bounded advance, is not
 // postponed, as mayPostpone refuses it (TestRescheduleToNowWhilePending).
 //
 // The entry is flagged (postponed), so that the wheel reads its holder's
@@ -156,10 +164,14 @@ func (s *store[V]) move(h *Holder, e *packed.Entry[V], from, to int, d uint64, v
 // against the inliner's 80 and stayed a call, which BenchmarkChurn in
 // bench/ paid at 10k.
 func (s *store[V]) postpone(e *packed.Entry[V], h *Holder, d uint64, v V) bool {
-	if e == nil || d < tick(e.Deadline) || !s.mayPostpone(tick(e.Deadline)) {
+	if e == nil {
 		return false
 	}
-	e.Deadline, e.Value, h.link.Deadline = e.Deadline|postponed, v, d
+	t := tick(e.Deadline)
+	if d < t || !s.mayPostpone(t) {
+		return false
+	}
+	e.Deadline, e.Value, h.link.Deadline = (t+(d-t)&^s.lap)|postponed, v, d
 	return true
 }
 

@@ -92,7 +92,7 @@ func (w *Wheel[V]) ready() {
 	if w.s.occupied == nil {
 		// Level 0 holds exact ticks, the 64 from Now, and fires all
 		// it holds; only coarser levels postpone in place.
-		w.s.init(levelCount*levelSlots, levelSlots-1)
+		w.s.init(levelCount*levelSlots, levelSlots-1, math.MaxUint64)
 	}
 }
 
