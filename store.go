@@ -149,8 +149,9 @@ func (s *store[V]) move(h *Holder, e *packed.Entry[V], from, to int, d uint64, v
 // when it reaches the entry, whose own deadline is the tick it must be
 // looked at by: pushing an idle timeout back touches one entry and moves
 // nothing. That tick moves on by whole laps (lap) as far as d allows: in
-// a hashed wheel, to its bucket's last visit before d. A timer due at now, left by a bounded advance, is not
-// postponed, as mayPostpone refuses it (TestRescheduleToNowWhilePending).
+// a hashed wheel, to its bucket's last visit before d. A timer due at now,
+// left by a bounded advance, is not postponed, as mayPostpone refuses it
+// (TestRescheduleToNowWhilePending).
 //
 // The entry is flagged (postponed), so that the wheel reads its holder's
 // deadline when it moves the entry, and only then. The flag is in the
