@@ -30,8 +30,8 @@ type HashedOptions struct {
 // visits one bucket, compares deadlines, and fires the due timers where
 // they are, writing to a timer that is not due only to exchange places
 // with one that is. A timer pushed back in place keeps its bucket, under
-// the tick of that bucket's last visit before its new deadline, and moves
-// to its deadline's bucket at that visit, or when brought earlier.
+// the tick of that bucket's last visit at or before its new deadline, and
+// moves to its deadline's bucket at that visit, or when brought earlier.
 //
 // Schedule, ScheduleRange and Cancel are O(1). Advance is O(1) per tick
 // with an occupied bucket plus O(1) per timer in the buckets it visits;
@@ -120,10 +120,11 @@ func (w *Hashed[V]) Slots() int {
 // deadline at or before Now fires at Now()+1. An active timer pushed later
 // stays where it is with its new deadline: pushing an idle timeout back
 // touches one entry and moves nothing. The entry takes the tick of its
-// bucket's last visit before that deadline, so that the visits before it
-// pass the timer by, and that visit moves it to its deadline's bucket
-// unless it was pushed back again: a timeout pushed back again and again
-// moves once at most (TestHashedPostponedStaysInBucket). An active timer
+// bucket's last visit at or before that deadline, so that the visits
+// before it pass the timer by, and that visit moves it to its deadline's
+// bucket, unless a push back since has given it a later tick: a timeout
+// pushed back before it comes within a revolution of running out is never
+// moved (TestHashedPostponedStaysInBucket). An active timer
 // brought earlier than the tick of its entry moves to its new bucket; one
 // brought earlier but not that far stays where it is, and NextExpiry may
 // then answer that tick, early (TestHashedEarlierInPlace). O(1); it
@@ -295,7 +296,8 @@ func (w *Hashed[V]) NextExpiry(limit uint64) uint64 {
 		return limit
 	}
 	// An entry's own deadline is the tick its bucket must be visited at:
-	// its timer's, or an earlier one if the timer was postponed in place.
+	// its timer's, or, if the timer was postponed in place, the tick of
+	// its bucket's last visit at or before the timer's (store.postpone).
 	earliest := uint64(math.MaxUint64)
 	for from := now + 1; ; {
 		t, ok := w.nextOccupied(from, min(limit, now+uint64(w.slots)))
@@ -474,9 +476,8 @@ func (w *Hashed[V]) moveLast(bucket int, t uint64, work *int) {
 
 // gather brings the timers of bucket t%Slots due at tick t to the
 // bucket's end, with those postponed in place from t to another bucket,
-// and returns how many are there. It gathers
-// no more than room, as many as may fire or move, and reports whether it
-// found every one. It scans the bucket from its end, so that the place it
+// and returns how many are there. It gathers no more than room, as many
+// as may fire or move, and reports whether it found every one. It scans the bucket from its end, so that the place it
 // brings the next one to, before those it brought, holds a timer it has
 // seen. Only a gather that found every one notes in sweepMin the ticks of
 // those it leaves: one that stops at room leaves its visit pending, and

@@ -137,22 +137,22 @@ func TestHashedScansPerTimer(t *testing.T) {
 	}
 }
 
-// TestHashedSweepNotesMovedTimers pins that a timer postponed in place to
-// another bucket, which a visit moves there, is noted by the sweep that
-// moved it: the sweep began after the timer was scheduled and saw nothing
-// else, so without the note it would jump past the timer once it had
-// covered a revolution. The random model tests, whose many timers keep
-// the sweep's bound low, did not show it.
+// TestHashedSweepNotesMovedTimers pins that a timer postponed in place,
+// which the visit of its entry's tick moves to its deadline's bucket, is
+// noted by the sweep that moved it: the sweep began after b fired and saw
+// nothing else, so without the note the next Advance, a revolution after
+// the sweep began, would jump past the timer. The random model tests,
+// whose many timers keep the sweep's bound low, did not show it.
 func TestHashedSweepNotesMovedTimers(t *testing.T) {
 	w := NewHashed[*conn](HashedOptions{Slots: 8})
-	var a, b, c conn
-	w.Schedule(&b.timer, 1, &b)
+	var a, b conn
+	w.Schedule(&b.timer, 3, &b)
 	w.Schedule(&a.timer, 5, &a)
-	w.Schedule(&c.timer, 9, &c)
-	w.Advance(2, nil)            // fires b; a sweep begins at tick 2
-	w.Schedule(&a.timer, 18, &a) // postponed in place at tick 5, bucket 5
+	w.Schedule(&a.timer, 12, &a) // postponed within a revolution: stays at tick 5
 	var fired []uint64
-	w.Advance(30, func(c *conn) { fired = append(fired, w.Now()) })
-	require.Equal(t, []uint64{9, 18}, fired)
+	count := func(*conn) { fired = append(fired, w.Now()) }
+	w.Advance(11, count) // fires b; a sweep begins at 4; the visit at 5 moves a
+	w.Advance(30, count)
+	require.Equal(t, []uint64{3, 12}, fired)
 	mustCheck(t, w)
 }

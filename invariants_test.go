@@ -36,8 +36,9 @@ func (w *Hashed[V]) checkCaughtUp() error { return checkCaughtUp(&w.s) }
 // bucket's occupancy bit says whether it holds entries, Len counts the
 // entries, no entry is due before now or after its holder, the next
 // release of unused chunks is due within Retain, and placed accepts each
-// entry's position: its bucket, its tick and whether it is postponed.
-func checkStore[V any](s *store[V], inCallback bool, placed func(bucket int, at uint64, postponed bool) error) error {
+// entry's position: its bucket, its tick, its timer's deadline and
+// whether it is postponed.
+func checkStore[V any](s *store[V], inCallback bool, placed func(bucket int, at, deadline uint64, postponed bool) error) error {
 	entries := !inCallback || s.entries.Entries() <= callbackEntries
 	if entries {
 		if err := s.entries.Check(); err != nil {
@@ -68,7 +69,7 @@ func checkStore[V any](s *store[V], inCallback bool, placed func(bucket int, at 
 					case l.Deadline != e.Deadline && e.Deadline&postponed == 0:
 						return fmt.Errorf("bucket %d: timer postponed in place to %d, from %d, and the entry is not flagged", bucket, l.Deadline, at)
 					}
-					if err := placed(bucket, at, e.Deadline&postponed != 0); err != nil {
+					if err := placed(bucket, at, l.Deadline, e.Deadline&postponed != 0); err != nil {
 						return fmt.Errorf("bucket %d deadline %d now %d: %w", bucket, at, s.now, err)
 					}
 				}
@@ -142,7 +143,7 @@ func (w *Wheel[V]) checkState(inCallback bool) error {
 			}
 		}
 	}
-	return checkStore(&w.s, inCallback, func(bucket int, d uint64, postponed bool) error {
+	return checkStore(&w.s, inCallback, func(bucket int, d, _ uint64, postponed bool) error {
 		l := levelOf(bucket)
 		s := bucket - bucketAt(l, 0)
 		pos := slotOf(now, l)
@@ -209,8 +210,10 @@ func (w *Hashed[V]) checkState(inCallback bool) error {
 		seen--
 	}
 	swept := w.sweepFrom <= w.s.now+1 && seen >= uint64(w.slots) && seen <= w.s.now+1
-	return checkStore(&w.s, inCallback, func(bucket int, d uint64, postponed bool) error {
+	return checkStore(&w.s, inCallback, func(bucket int, d, deadline uint64, postponed bool) error {
 		switch {
+		case postponed && deadline-d > w.mask:
+			return fmt.Errorf("timer postponed in place to %d, a revolution or more after its entry's tick (store.postpone)", deadline)
 		case bucket == w.firing:
 			if d != w.s.now || !w.pending || postponed {
 				return fmt.Errorf("firing bucket holds a timer of %d, postponed %v, now %d, pending %v", d, postponed, w.s.now, w.pending)

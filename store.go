@@ -81,7 +81,7 @@ type store[V any] struct {
 const Retain = DefaultHashedSlots
 
 // postponed is the flag in an entry's Deadline that says its timer was
-// postponed in place: its timer's deadline is its Link's, later than the
+// postponed in place: its timer's deadline is its Link's, at or after the
 // entry's own tick (tick), which is when the wheel must look at it. An
 // entry without it is due at its own Deadline, which a wheel moving or
 // firing it reads instead of the holder's, in the caller's memory and cold

@@ -114,8 +114,9 @@ type Entry[V any] struct {
 	// kept inline so that scanning a bucket compares deadlines without
 	// following Link; the store never reads it, and copies it with the
 	// entry. packwheel's wheels let it be earlier than Link.Deadline: a
-	// timer pushed back in place has only its Link updated and a flag set
-	// in this Deadline, and is placed by Link.Deadline when this Deadline
+	// timer pushed back in place has its Link updated and a flag set in
+	// this Deadline (a hashed wheel also moves this tick on by whole
+	// revolutions), and is placed by Link.Deadline when this Deadline
 	// comes.
 	Deadline uint64
 	// Link is the caller's Link for the entry, which the store rewrites
