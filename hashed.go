@@ -477,9 +477,9 @@ func (w *Hashed[V]) moveLast(bucket int, t uint64, work *int) {
 // gather brings the timers of bucket t%Slots due at tick t to the
 // bucket's end, with those postponed in place from t to another bucket,
 // and returns how many are there. It gathers no more than room, as many
-// as may fire or move, and reports whether it found every one. It scans the bucket from its end, so that the place it
-// brings the next one to, before those it brought, holds a timer it has
-// seen. Only a gather that found every one notes in sweepMin the ticks of
+// as may fire or move, and reports whether it found every one. It scans
+// the bucket from its end, so that the place it brings the next one to,
+// before those it brought, holds a timer it has seen. Only a gather that found every one notes in sweepMin the ticks of
 // those it leaves: one that stops at room leaves its visit pending, and
 // neither the walk's jump nor NextExpiry's answer from sweepMin comes
 // before a visit of the tick gathers the whole bucket (a mutant that

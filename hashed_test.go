@@ -34,10 +34,10 @@ func TestHashedEarlierInPlace(t *testing.T) {
 
 // TestHashedPostponedStaysInBucket pins what Hashed.Schedule documents: a
 // timer pushed back by a revolution or more stays in its bucket under the
-// tick of the bucket's last visit before its deadline, which the visits
-// before it pass by, and moves at that visit only, so that an idle timeout
-// pushed back again and again moves at most once (BenchmarkChurn in
-// bench/). The model tests would pass a wheel that moved it at every
+// tick of the bucket's last visit at or before its deadline, which the
+// visits before it pass by, and moves at that visit only, so that an idle
+// timeout pushed back before it comes within a revolution of running out
+// is never moved (BenchmarkChurn in bench/). The model tests would pass a wheel that moved it at every
 // visit, as one did.
 func TestHashedPostponedStaysInBucket(t *testing.T) {
 	const slots = 64

@@ -55,8 +55,8 @@ type store[V any] struct {
 	// lap is what postpone clears from the distance between an entry's
 	// tick and its timer's later deadline to find the entry's new tick: a
 	// hashed wheel's Slots-1, so that the entry waits for its bucket's last
-	// visit before the deadline, and is not looked at on the visits before
-	// it (BenchmarkChurn in bench/); all ones for the hierarchical wheel,
+	// visit at or before the deadline, and is not looked at on the visits
+	// before it (BenchmarkChurn in bench/); all ones for the hierarchical wheel,
 	// whose entries keep their tick.
 	lap uint64
 	// releaseAt is the tick from which the walk gives the garbage collector
