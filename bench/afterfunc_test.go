@@ -13,7 +13,7 @@ func newAfterFunc() impl { return new(afterFunc) }
 
 func (s *afterFunc) churn(b *testing.B) {
 	items := s.items
-	for b.Loop() {
+	for s.settle() || b != nil && b.Loop() {
 		it := &items[s.pick(len(items))]
 		it.t.Stop()
 		it.t = time.AfterFunc(realTimeout, it.fire)

@@ -45,7 +45,7 @@ func (s *antlabsImpl) churn(b *testing.B) {
 		return
 	}
 	items := s.items
-	for b.Loop() {
+	for s.settle() || b != nil && b.Loop() {
 		items[s.pick(len(items))].t.Reset(realTimeout)
 	}
 }

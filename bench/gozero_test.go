@@ -37,14 +37,14 @@ func (s *goZeroImpl) fill(n int) {
 
 func (s *goZeroImpl) churn(b *testing.B) {
 	tw, items := s.tw, s.items
-	for b.Loop() {
+	for s.settle() || b != nil && b.Loop() {
 		must(tw.MoveTimer(&items[s.pick(len(items))], realTimeout))
 	}
 }
 
 func (s *goZeroImpl) scheduleCancel(b *testing.B) {
 	tw, items := s.tw, s.items
-	for b.Loop() {
+	for s.settle() || b != nil && b.Loop() {
 		it := &items[s.pick(len(items))]
 		must(tw.RemoveTimer(it))
 		must(tw.SetTimer(it, it, realTimeout))

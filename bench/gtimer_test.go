@@ -33,14 +33,14 @@ func (s *gtimerImpl) fill(n int) {
 
 func (s *gtimerImpl) churn(b *testing.B) {
 	items := s.items
-	for b.Loop() {
+	for s.settle() || b != nil && b.Loop() {
 		items[s.pick(len(items))].t.Reset()
 	}
 }
 
 func (s *gtimerImpl) scheduleCancel(b *testing.B) {
 	items := s.items
-	for b.Loop() {
+	for s.settle() || b != nil && b.Loop() {
 		e := items[s.pick(len(items))].t
 		e.Stop()
 		e.Reset()

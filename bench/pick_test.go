@@ -30,12 +30,33 @@ type picker struct {
 	// read waits on no store, as sink's would (Churn of the wheel at
 	// n=10000 took a quarter longer cold than warm when it read sink).
 	dummy byte
+	// settling is how many ops the loop still runs before its clock
+	// starts (see next).
+	settling int
 }
+
+// settleShare sets how many ops of its pattern a Churn or ScheduleCancel
+// loop runs before its clock starts: n/settleShare of n timers. fill
+// leaves every implementation holding its timers as a fill does, all due
+// within one second; the ops take them out of that layout into the
+// pattern's own, and what that costs once is not the steady state the
+// benchmarks measure. A packwheel wheel keeps a bucket's entries in
+// chunks, and a cancel frees its bucket's last chunk only once it has
+// taken out all that chunk's timers: each of fill's 1,000 buckets holds
+// n/1000 timers, loses one in 1,000 ops, and may hold its last chunk
+// partly used (128 entries at 10M timers), so until each has lost an
+// eighth of its timers the buckets the ops schedule into need chunks that
+// fill's have not yet given back. Without the settling, the hashed wheel's
+// ScheduleCancel at 10M timers allocated 2.3 MB during its first 300,000
+// ops and nothing after, which its 2M measured ops reported as 1 B/op
+// (bench/results/settling.txt).
+const settleShare = 8
 
 // aim readies p to pick among items, warm or cold (see picker); it must be
 // called before the first pick.
 func aim[T any](p *picker, items []T, warm bool) {
 	var zero T
+	p.settling = len(items) / settleShare
 	p.base, p.size = unsafe.Pointer(&p.dummy), 0
 	if warm {
 		p.base, p.size = unsafe.Pointer(unsafe.SliceData(items)), unsafe.Sizeof(zero)
@@ -55,4 +76,22 @@ func (p *picker) pick(n int) int {
 	slot := &p.ahead[p.rng.s%warmAhead]
 	j, *slot = *slot, j
 	return j
+}
+
+// settle reports whether a Churn or ScheduleCancel loop runs one more of
+// the picker's settling ops (see settleShare), and counts it. A loop runs
+// them first, and then, if its b is not nil, b.Loop's ops; so calling it
+// with a nil b once after aim, before the clock and the CPU time are read,
+// settles the pattern untimed. The generated loops of the virtual-clock
+// implementations, whose ops take a few ns, run the settling ops in a loop
+// of their own, so that the timed loop checks nothing more (callgrind
+// counted 6 instructions an op for the check in its condition); a peer's
+// op takes hundreds of ns, and its loop runs both as
+// "for s.settle() || b != nil && b.Loop()".
+func (p *picker) settle() bool {
+	if p.settling == 0 {
+		return false
+	}
+	p.settling--
+	return true
 }

@@ -19,14 +19,14 @@ func newTimerReset() impl { return new(timerReset) }
 
 func (s *timerReset) churn(b *testing.B) {
 	items := s.items
-	for b.Loop() {
+	for s.settle() || b != nil && b.Loop() {
 		items[s.pick(len(items))].t.Reset(realTimeout)
 	}
 }
 
 func (s *timerReset) scheduleCancel(b *testing.B) {
 	items := s.items
-	for b.Loop() {
+	for s.settle() || b != nil && b.Loop() {
 		t := items[s.pick(len(items))].t
 		t.Stop()
 		t.Reset(realTimeout)

@@ -33,8 +33,21 @@ func (s *wheelImpl) fill(n int) {
 	}
 }
 
+// churn and scheduleCancel run their settling ops in a loop of their own,
+// the same op as the timed loop's, so that the timed loop checks nothing
+// else (picker.settle).
 func (s *wheelImpl) churn(b *testing.B) {
 	w, items := s.w, s.items
+	for s.settle() {
+		if s.pace.tick() {
+			w.Advance(w.Now()+1, s.count)
+		}
+		it := &items[s.pick(len(items))]
+		w.Schedule(&it.h, w.Now()+timeout, it)
+	}
+	if b == nil {
+		return
+	}
 	for b.Loop() {
 		if s.pace.tick() {
 			w.Advance(w.Now()+1, s.count)
@@ -46,6 +59,17 @@ func (s *wheelImpl) churn(b *testing.B) {
 
 func (s *wheelImpl) scheduleCancel(b *testing.B) {
 	w, items := s.w, s.items
+	for s.settle() {
+		if s.pace.tick() {
+			w.Advance(w.Now()+1, s.count)
+		}
+		it := &items[s.pick(len(items))]
+		w.Cancel(&it.h)
+		w.Schedule(&it.h, w.Now()+timeout, it)
+	}
+	if b == nil {
+		return
+	}
 	for b.Loop() {
 		if s.pace.tick() {
 			w.Advance(w.Now()+1, s.count)
