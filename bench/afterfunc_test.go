@@ -13,7 +13,15 @@ func newAfterFunc() impl { return new(afterFunc) }
 
 func (s *afterFunc) churn(b *testing.B) {
 	items := s.items
-	for s.settle() || b != nil && b.Loop() {
+	for s.settle() {
+		it := &items[s.pick(len(items))]
+		it.t.Stop()
+		it.t = time.AfterFunc(realTimeout, it.fire)
+	}
+	if b == nil {
+		return
+	}
+	for b.Loop() {
 		it := &items[s.pick(len(items))]
 		it.t.Stop()
 		it.t = time.AfterFunc(realTimeout, it.fire)

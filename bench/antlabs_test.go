@@ -45,7 +45,13 @@ func (s *antlabsImpl) churn(b *testing.B) {
 		return
 	}
 	items := s.items
-	for s.settle() || b != nil && b.Loop() {
+	for s.settle() {
+		items[s.pick(len(items))].t.Reset(realTimeout)
+	}
+	if b == nil {
+		return
+	}
+	for b.Loop() {
 		items[s.pick(len(items))].t.Reset(realTimeout)
 	}
 }

@@ -37,14 +37,28 @@ func (s *goZeroImpl) fill(n int) {
 
 func (s *goZeroImpl) churn(b *testing.B) {
 	tw, items := s.tw, s.items
-	for s.settle() || b != nil && b.Loop() {
+	for s.settle() {
+		must(tw.MoveTimer(&items[s.pick(len(items))], realTimeout))
+	}
+	if b == nil {
+		return
+	}
+	for b.Loop() {
 		must(tw.MoveTimer(&items[s.pick(len(items))], realTimeout))
 	}
 }
 
 func (s *goZeroImpl) scheduleCancel(b *testing.B) {
 	tw, items := s.tw, s.items
-	for s.settle() || b != nil && b.Loop() {
+	for s.settle() {
+		it := &items[s.pick(len(items))]
+		must(tw.RemoveTimer(it))
+		must(tw.SetTimer(it, it, realTimeout))
+	}
+	if b == nil {
+		return
+	}
+	for b.Loop() {
 		it := &items[s.pick(len(items))]
 		must(tw.RemoveTimer(it))
 		must(tw.SetTimer(it, it, realTimeout))

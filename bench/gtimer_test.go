@@ -33,14 +33,29 @@ func (s *gtimerImpl) fill(n int) {
 
 func (s *gtimerImpl) churn(b *testing.B) {
 	items := s.items
-	for s.settle() || b != nil && b.Loop() {
+	for s.settle() {
+		items[s.pick(len(items))].t.Reset()
+	}
+	if b == nil {
+		return
+	}
+	for b.Loop() {
 		items[s.pick(len(items))].t.Reset()
 	}
 }
 
 func (s *gtimerImpl) scheduleCancel(b *testing.B) {
 	items := s.items
-	for s.settle() || b != nil && b.Loop() {
+	for s.settle() {
+		e := items[s.pick(len(items))].t
+		e.Stop()
+		e.Reset()
+		e.Start()
+	}
+	if b == nil {
+		return
+	}
+	for b.Loop() {
 		e := items[s.pick(len(items))].t
 		e.Stop()
 		e.Reset()

@@ -31,7 +31,7 @@ type picker struct {
 	// n=10000 took a quarter longer cold than warm when it read sink).
 	dummy byte
 	// settling is how many ops the loop still runs before its clock
-	// starts (see next).
+	// starts (see settle).
 	settling int
 }
 
@@ -40,20 +40,23 @@ type picker struct {
 // leaves every implementation holding its timers as a fill does, all due
 // within one second; the ops take them out of that layout into the
 // pattern's own, and what that costs once is not the steady state the
-// benchmarks measure. A packwheel wheel keeps a bucket's entries in
-// chunks, and a cancel frees its bucket's last chunk only once it has
-// taken out all that chunk's timers: each of fill's 1,000 buckets holds
-// n/1000 timers, loses one in 1,000 ops, and may hold its last chunk
-// partly used (128 entries at 10M timers), so until each has lost an
-// eighth of its timers the buckets the ops schedule into need chunks that
-// fill's have not yet given back. Without the settling, the hashed wheel's
-// ScheduleCancel at 10M timers allocated 2.3 MB during its first 300,000
-// ops and nothing after, which its 2M measured ops reported as 1 B/op
+// benchmarks measure. The hashed wheel keeps a bucket's entries in chunks,
+// and a cancel frees its bucket's last chunk only once it has taken out
+// all that chunk's timers: each of fill's 1,000 buckets holds n/1000
+// timers, loses one in 1,000 ops, and may hold its last chunk partly used
+// (128 entries at 10M timers), so until each has emptied it the buckets
+// the ops schedule into need chunks that fill's have not yet given back.
+// An eighth of a bucket's timers covers its last chunk from about 200
+// timers a bucket (n = 200k) up; below that the chunks are a few hundred
+// bytes in all. Without the settling, the hashed wheel's ScheduleCancel at
+// 10M timers allocated 2.3 MB during its first 300,000 ops and nothing
+// after, which its 2M measured ops reported as 1 B/op
 // (bench/results/settling.txt).
 const settleShare = 8
 
-// aim readies p to pick among items, warm or cold (see picker); it must be
-// called before the first pick.
+// aim readies p to pick among items, warm or cold (see picker), and to
+// run its settling ops (settleShare); it must be called before the first
+// pick.
 func aim[T any](p *picker, items []T, warm bool) {
 	var zero T
 	p.settling = len(items) / settleShare
@@ -79,15 +82,14 @@ func (p *picker) pick(n int) int {
 }
 
 // settle reports whether a Churn or ScheduleCancel loop runs one more of
-// the picker's settling ops (see settleShare), and counts it. A loop runs
-// them first, and then, if its b is not nil, b.Loop's ops; so calling it
+// the picker's settling ops (see settleShare), and counts it. Each such
+// loop runs its settling ops in a loop of their own, the same op as its
+// timed loop's, and then, if its b is not nil, b.Loop's ops; so calling it
 // with a nil b once after aim, before the clock and the CPU time are read,
-// settles the pattern untimed. The generated loops of the virtual-clock
-// implementations, whose ops take a few ns, run the settling ops in a loop
-// of their own, so that the timed loop checks nothing more (callgrind
-// counted 6 instructions an op for the check in its condition); a peer's
-// op takes hundreds of ns, and its loop runs both as
-// "for s.settle() || b != nil && b.Loop()".
+// settles the pattern untimed, and the timed loop checks nothing more
+// (callgrind counted 6 instructions an op for the check in the condition
+// of a single loop, "for s.settle() || b != nil && b.Loop()", in the
+// wheel's ScheduleCancel at 10k; gtimer's op takes about 20 ns).
 func (p *picker) settle() bool {
 	if p.settling == 0 {
 		return false

@@ -81,7 +81,15 @@ func (p *peerBase[H]) aim(warm bool) { aim(&p.picker, p.items, warm) }
 // nothing beside the hundreds of ns these peers take.
 func renew[H interface{ Stop() bool }](b *testing.B, p *peerBase[H], after func(time.Duration, func()) H) {
 	items, fire := p.items, p.onFire
-	for p.settle() || b != nil && b.Loop() {
+	for p.settle() {
+		it := &items[p.pick(len(items))]
+		it.t.Stop()
+		it.t = after(realTimeout, fire)
+	}
+	if b == nil {
+		return
+	}
+	for b.Loop() {
 		it := &items[p.pick(len(items))]
 		it.t.Stop()
 		it.t = after(realTimeout, fire)

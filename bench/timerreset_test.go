@@ -19,14 +19,28 @@ func newTimerReset() impl { return new(timerReset) }
 
 func (s *timerReset) churn(b *testing.B) {
 	items := s.items
-	for s.settle() || b != nil && b.Loop() {
+	for s.settle() {
+		items[s.pick(len(items))].t.Reset(realTimeout)
+	}
+	if b == nil {
+		return
+	}
+	for b.Loop() {
 		items[s.pick(len(items))].t.Reset(realTimeout)
 	}
 }
 
 func (s *timerReset) scheduleCancel(b *testing.B) {
 	items := s.items
-	for s.settle() || b != nil && b.Loop() {
+	for s.settle() {
+		t := items[s.pick(len(items))].t
+		t.Stop()
+		t.Reset(realTimeout)
+	}
+	if b == nil {
+		return
+	}
+	for b.Loop() {
 		t := items[s.pick(len(items))].t
 		t.Stop()
 		t.Reset(realTimeout)

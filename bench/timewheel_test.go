@@ -34,7 +34,15 @@ func (s *timeWheelImpl) fill(n int) {
 
 func (s *timeWheelImpl) churn(b *testing.B) {
 	tw, items, fire := s.tw, s.items, s.onFire
-	for s.settle() || b != nil && b.Loop() {
+	for s.settle() {
+		it := &items[s.pick(len(items))]
+		must(tw.Remove(it.t))
+		it.t = tw.Add(realTimeout, fire)
+	}
+	if b == nil {
+		return
+	}
+	for b.Loop() {
 		it := &items[s.pick(len(items))]
 		must(tw.Remove(it.t))
 		it.t = tw.Add(realTimeout, fire)

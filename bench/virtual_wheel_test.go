@@ -35,7 +35,7 @@ func (s *wheelImpl) fill(n int) {
 
 // churn and scheduleCancel run their settling ops in a loop of their own,
 // the same op as the timed loop's, so that the timed loop checks nothing
-// else (picker.settle).
+// more (picker.settle).
 func (s *wheelImpl) churn(b *testing.B) {
 	w, items := s.w, s.items
 	for s.settle() {
