@@ -2,6 +2,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"fmt"
 	"io"
 	"os"
@@ -116,13 +117,14 @@ func buildWorkUnits(dir string) (bin string, cleanup func(), err error) {
 }
 
 // runReference runs the C++ reference for pairs and returns its line, in
-// cmd/workunits' format with the checksum fields zero (it prints its own
-// on stdout, discarded here with the rest of its output): the process's
-// user CPU and peak RSS, as GNU time reports them. Not the report's own
-// wait: Go starts a child in the report's address space before its exec
-// (vfork), so the child's ru_maxrss counts the report's memory, which put
-// the reference at the report's 13.5 MB at every pair count. GNU time's
-// child is a fork of a small C program, whose memory it counts instead.
+// cmd/workunits' format: the pairs it created and its total rx, which it
+// prints (referenceChecksum) and which must be checksums' for pairs, and
+// the process's user CPU and peak RSS, as GNU time reports them. Not the
+// report's own wait: Go starts a child in the report's address space
+// before its exec (vfork), so the child's ru_maxrss counts the report's
+// memory, which put the reference at the report's 13.5 MB at every pair
+// count. GNU time's child is a fork of a small C program, whose memory it
+// counts instead.
 func runReference(path string, pairs int) (string, error) {
 	out, err := os.CreateTemp("", "packwheel-reference-*.txt")
 	if err != nil {
@@ -130,10 +132,19 @@ func runReference(path string, pairs int) (string, error) {
 	}
 	out.Close()
 	defer os.Remove(out.Name())
+	var stdout, stderr bytes.Buffer
 	cmd := exec.Command(gnuTime, "-f", timeFormat, "-o", out.Name(), path)
 	cmd.Env = append(os.Environ(), "BENCH_PAIR_COUNT="+strconv.Itoa(pairs))
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
 	if err := cmd.Run(); err != nil {
 		return "", fmt.Errorf("reference %s: %w", path, err)
+	}
+	created, rx, err := referenceChecksum(stdout.String(), stderr.String())
+	if err != nil {
+		return "", fmt.Errorf("reference %s: %w", path, err)
+	}
+	if want, ok := checksums[pairs]; ok && (int64(created) != want[0] || rx != want[1]) {
+		return "", fmt.Errorf("reference %s: checksum pairs=%d rx=%d, want pairs=%d rx=%d", path, created, rx, want[0], want[1])
 	}
 	report, err := os.ReadFile(out.Name())
 	if err != nil {
@@ -143,8 +154,31 @@ func runReference(path string, pairs int) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("reference %s: %w", path, err)
 	}
-	return fmt.Sprintf("requested=%d pairs=0 rx=0 wheel=%s range=true cpu_s=%.3f rss_mb=%.1f",
-		pairs, referenceImpl, cpuS, rssMB), nil
+	return fmt.Sprintf("requested=%d pairs=%d rx=%d wheel=%s range=true cpu_s=%.3f rss_mb=%.1f",
+		pairs, created, rx, referenceImpl, cpuS, rssMB), nil
+}
+
+// referenceChecksum reads the checksum Ratas's test_benchmark prints: the
+// work units (pairs) it created, in "997 work units (9970 timers)" on
+// stderr, and the total rx, the last field of its last line on stdout,
+// "path,1000,yes,0.484795,22886312", after a line per deleted unit.
+func referenceChecksum(stdout, stderr string) (pairs int, rx int64, err error) {
+	if _, err := fmt.Sscanf(stderr, "%d work units", &pairs); err != nil {
+		return 0, 0, fmt.Errorf("no count of work units on stderr (%q): %w", firstLine(stderr), err)
+	}
+	lines := strings.Split(strings.TrimSpace(stdout), "\n")
+	last := lines[len(lines)-1]
+	rx, err = strconv.ParseInt(last[strings.LastIndexByte(last, ',')+1:], 10, 64)
+	if err != nil || !strings.Contains(last, ",") {
+		return 0, 0, fmt.Errorf("no rx at the end of stdout's last line %q", last)
+	}
+	return pairs, rx, nil
+}
+
+// firstLine returns s up to its first newline.
+func firstLine(s string) string {
+	line, _, _ := strings.Cut(s, "\n")
+	return line
 }
 
 // gnuTime is GNU time, the program (Debian's package time), not the
