@@ -88,8 +88,8 @@ func runWorkUnits(dir string, pairs []int, count int, reference string, out, pro
 					if err != nil {
 						return err
 					}
-					if want, ok := checksums[p]; ok && (int64(f["pairs"]) != want[0] || int64(f["rx"]) != want[1]) {
-						return fmt.Errorf("checksum mismatch: %s, want pairs=%d rx=%d", line, want[0], want[1])
+					if err := checkChecksum(p, int64(f["pairs"]), int64(f["rx"])); err != nil {
+						return fmt.Errorf("%s: %w", line, err)
 					}
 				}
 			}
@@ -143,8 +143,8 @@ func runReference(path string, pairs int) (string, error) {
 	if err != nil {
 		return "", fmt.Errorf("reference %s: %w", path, err)
 	}
-	if want, ok := checksums[pairs]; ok && (int64(created) != want[0] || rx != want[1]) {
-		return "", fmt.Errorf("reference %s: checksum pairs=%d rx=%d, want pairs=%d rx=%d", path, created, rx, want[0], want[1])
+	if err := checkChecksum(pairs, int64(created), rx); err != nil {
+		return "", fmt.Errorf("reference %s: %w", path, err)
 	}
 	report, err := os.ReadFile(out.Name())
 	if err != nil {
@@ -164,21 +164,25 @@ func runReference(path string, pairs int) (string, error) {
 // "path,1000,yes,0.484795,22886312", after a line per deleted unit.
 func referenceChecksum(stdout, stderr string) (pairs int, rx int64, err error) {
 	if _, err := fmt.Sscanf(stderr, "%d work units", &pairs); err != nil {
-		return 0, 0, fmt.Errorf("no count of work units on stderr (%q): %w", firstLine(stderr), err)
+		return 0, 0, fmt.Errorf("no count of work units at the start of stderr %q: %w", stderr, err)
 	}
-	lines := strings.Split(strings.TrimSpace(stdout), "\n")
-	last := lines[len(lines)-1]
-	rx, err = strconv.ParseInt(last[strings.LastIndexByte(last, ',')+1:], 10, 64)
-	if err != nil || !strings.Contains(last, ",") {
+	out := strings.TrimSpace(stdout)
+	last := out[strings.LastIndexByte(out, '\n')+1:]
+	i := strings.LastIndexByte(last, ',')
+	if rx, err = strconv.ParseInt(last[i+1:], 10, 64); err != nil || i < 0 {
 		return 0, 0, fmt.Errorf("no rx at the end of stdout's last line %q", last)
 	}
 	return pairs, rx, nil
 }
 
-// firstLine returns s up to its first newline.
-func firstLine(s string) string {
-	line, _, _ := strings.Cut(s, "\n")
-	return line
+// checkChecksum returns an error if checksums records pairs and rx for a
+// run at the requested pairs and this run's differ: the one check for
+// cmd/workunits' runs and the reference's.
+func checkChecksum(requested int, pairs, rx int64) error {
+	if want, ok := checksums[requested]; ok && (pairs != want[0] || rx != want[1]) {
+		return fmt.Errorf("checksum pairs=%d rx=%d, want pairs=%d rx=%d", pairs, rx, want[0], want[1])
+	}
+	return nil
 }
 
 // gnuTime is GNU time, the program (Debian's package time), not the
