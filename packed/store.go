@@ -428,9 +428,9 @@ func (s *Store[V]) Remove(link *Link, foreign func(Link)) bool {
 	// entry removed being that last one: then both writes are of it onto
 	// itself, and the clearing below takes it out. A test was a branch
 	// that a hashed wheel's buckets of a few timers each mispredict at one
-	// cancel in several (cachegrind; BenchmarkScheduleCancel in bench/,
-	// hashed at 10k, 11% faster without it). es keeps its array when its
-	// chunk is freed.
+	// cancel in several (BenchmarkScheduleCancel in bench/, hashed at 10k:
+	// bench/results/remove-branch.txt). es keeps its array when its chunk
+	// is freed.
 	moved := &es[last]
 	*e = *moved
 	moved.Link.Chunk, moved.Link.Index = link.Chunk, link.Index
