@@ -41,9 +41,9 @@ func ExampleStore_Push() {
 	es, _ := s.Tail(0)
 	fmt.Println("emptied, it keeps", cap(es))
 	// Output:
-	// 10 entries: 2 chunks, the largest of 8
-	// 1000 entries: 36 chunks, the largest of 37
-	// 100000 entries: 734 chunks, the largest of 271
+	// 10 entries: 2 chunks, the largest of 16
+	// 1000 entries: 28 chunks, the largest of 74
+	// 100000 entries: 554 chunks, the largest of 271
 	// emptied, it keeps 8
 }
 
@@ -77,13 +77,14 @@ func ExampleStore_Release() {
 	report("after a wave within the next period")
 	s.Release() // the second wave took them: they stay
 	report("at the end of that period")
-	// No bucket took any during this one: they go, but for 32 chunks of
-	// 8, the headroom of the 64 first chunks the buckets keep.
+	// No bucket took any during this one: they go, but for the 28 free
+	// chunks of 8, fewer than the headroom of the 64 first chunks the
+	// buckets keep (32).
 	s.Release()
 	report("after a period without timers")
 	// Output:
-	// after a wave: 513 free, 0 released
-	// after a wave within the next period: 513 free, 0 released
-	// at the end of that period: 513 free, 0 released
-	// after a period without timers: 32 free, 481 released
+	// after a wave: 354 free, 0 released
+	// after a wave within the next period: 354 free, 0 released
+	// at the end of that period: 354 free, 0 released
+	// after a period without timers: 28 free, 326 released
 }

@@ -13,15 +13,19 @@
 //
 // A bucket is a list of chunks that fills at its tail. Its first chunk holds
 // MinChunk entries, and each new one the largest doubling of MinChunk whose
-// cube, in MinChunks, is at most four times its bucket's places, also
-// counted in MinChunks (sizeFor): 8 twice, then 16 until the bucket has 128
-// places, 32 until 1,024, 64 until 8,192, and so on. A chunk's size so grows
-// as the cube root of its bucket's entries: a bucket of n entries holds
-// fewer spare places than its tail chunk, at most 8·∛n (TestChunkSizes), a
-// few for a bucket of a few and a small share of a crowded one; and a
-// crowded bucket is few chunks beside its entries, so that the table of
-// chunks, whose row a cancel reads before its entry, stays small
-// (BenchmarkChurn and BenchmarkScheduleCancel at 10M in bench/). A chunk
+// cube, in MinChunks, is at most eight times its bucket's places, also
+// counted in MinChunks (sizeFor): 8, then 16 until the bucket has 64 places,
+// 32 until 512, 64 until 4,096, and so on. A chunk's size so grows as the
+// cube root of its bucket's entries: a bucket of n entries holds fewer spare
+// places than its tail chunk, 8·∛n at most and up to a ninth more as the
+// allocator rounds it up (TestChunkSizes), a few for a bucket of a few and a
+// small share of a crowded one; a crowded bucket is few chunks beside its
+// entries, so that the table of chunks, whose row a cancel reads before its
+// entry, stays small (BenchmarkChurn and BenchmarkScheduleCancel at 10M in
+// bench/); and a bucket that fills and fires every tick crosses few chunk
+// boundaries, each of which is a branch a processor cannot predict (bench's
+// work units at 8,000 pairs, where the rule at four times, with a second
+// chunk of 8, took 7% longer: bench/results/workunits-large.txt). A chunk
 // that its bucket empties goes to the store's free list for its size, but
 // for a bucket's first chunk, of MinChunk entries, which the empty bucket
 // keeps for its next fill (a bucket that fills and fires every few ticks
@@ -310,10 +314,10 @@ func (s *Store[V]) pushChunk(bucket int, link *Link, deadline uint64, v V) {
 func sizeOf(c int) int { return bits.Len(uint(c/MinChunk)) - 1 }
 
 // sizeFor returns the size number of the next chunk of a bucket whose
-// chunks hold u MinChunks: the largest j with (2^j)³ <= 4u, so that a
-// chunk holds at most ∛(4u) MinChunks, about 1.6·∛u, and more than half
-// that; 0 for an empty bucket.
-func sizeFor(u uint32) int { return (bits.Len32(u) + 1) / 3 }
+// chunks hold u MinChunks: the largest j with (2^j)³ <= 8u, so that a
+// chunk holds at most 2·∛u MinChunks, and more than half that; 0 for an
+// empty bucket.
+func sizeFor(u uint32) int { return (bits.Len32(u) + 2) / 3 }
 
 // nearestFree returns the size number nearest to size, larger first, whose
 // free list holds a chunk, or size if none does.
