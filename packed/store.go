@@ -24,8 +24,8 @@
 // entry, stays small (BenchmarkChurn and BenchmarkScheduleCancel at 10M in
 // bench/); and a bucket that fills and fires every tick crosses few chunk
 // boundaries, each of which is a branch a processor cannot predict (bench's
-// work units at 8,000 pairs, where the rule at four times, with a second
-// chunk of 8, took 7% longer: bench/results/workunits-large.txt). A chunk
+// work units at 8,000 pairs, against the rule at four times, whose second
+// chunk was of 8: bench/results/workunits-large.txt). A chunk
 // that its bucket empties goes to the store's free list for its size, but
 // for a bucket's first chunk, of MinChunk entries, which the empty bucket
 // keeps for its next fill (a bucket that fills and fires every few ticks
