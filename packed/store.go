@@ -17,32 +17,32 @@
 // counted in MinChunks (sizeFor): 8, then 16 until the bucket has 64 places,
 // 32 until 512, 64 until 4,096, and so on. A chunk's size so grows as the
 // cube root of its bucket's entries: a bucket of n entries holds fewer spare
-// places than its tail chunk, 8·∛n at most and up to a ninth more as the
-// allocator rounds it up (TestChunkSizes), a few for a bucket of a few and a
-// small share of a crowded one; a crowded bucket is few chunks beside its
-// entries, so that the table of chunks, whose row a cancel reads before its
-// entry, stays small (BenchmarkChurn and BenchmarkScheduleCancel at 10M in
-// bench/); and a bucket that fills and fires every tick crosses few chunk
-// boundaries, each of which is a branch a processor cannot predict (bench's
-// work units at 8,000 pairs, against the rule at four times, whose second
-// chunk was of 8: bench/results/workunits-large.txt). A chunk
-// that its bucket empties goes to the store's free list for its size, but
-// for a bucket's first chunk, of MinChunk entries, which the empty bucket
-// keeps for its next fill (a bucket that fills and fires every few ticks
-// would otherwise take and give back a chunk each time); and a bucket that
-// needs a chunk takes a free one before it allocates: of the size it needs,
-// or else of the nearest size there is, larger first. So timers which come
-// and go, one at a time or in waves, reuse the same memory, and a wave that
-// returns a little different from the last one finds it too. The store holds
-// a few more chunks of each size than its buckets need at their peak, four
-// times the square root of that need (Headroom): when it runs out, it
-// allocates that many at once, and Release keeps that many. Release gives
-// the garbage collector the other free chunks that no bucket took since the
-// Release before; its caller calls it once per period of time, so a chunk
-// unused for a whole period goes back, and a wave that returns within a
-// period finds its chunks, as does one a little larger than the last. The
-// store's table of chunks keeps 32 bytes for the most chunks it has held at
-// once.
+// places than its tail chunk, 8·∛n at most when it took the sizes it asked
+// for, and a little more as the allocator rounds up (TestChunkSizes), a few
+// for a bucket of a few and a small share of a crowded one; a crowded bucket
+// is few chunks beside its entries, so that the table of chunks, whose row a
+// cancel reads before its entry, stays small (BenchmarkChurn and
+// BenchmarkScheduleCancel at 10M in bench/); and a bucket that fills and
+// fires every tick crosses few chunk boundaries, each of which is a branch a
+// processor cannot predict (bench's work units at 8,000 pairs, against the
+// rule at four times, whose second chunk was of 8:
+// bench/results/workunits-large.txt). A chunk that its bucket empties goes
+// to the store's free list for its size, but for a bucket's first chunk, of
+// MinChunk entries, which the empty bucket keeps for its next fill (a bucket
+// that fills and fires every few ticks would otherwise take and give back a
+// chunk each time); and a bucket that needs a chunk takes a free one before
+// it allocates: of the size it needs, or else of the nearest size there is,
+// larger first. So timers which come and go, one at a time or in waves,
+// reuse the same memory, and a wave that returns a little different from the
+// last one finds it too. The store holds a few more chunks of each size than
+// its buckets need at their peak, four times the square root of that need
+// (Headroom): when it runs out, it allocates that many at once, and Release
+// keeps that many. Release gives the garbage collector the other free chunks
+// that no bucket took since the Release before; its caller calls it once per
+// period of time, so a chunk unused for a whole period goes back, and a wave
+// that returns within a period finds its chunks, as does one a little larger
+// than the last. The store's table of chunks keeps 32 bytes for the most
+// chunks it has held at once.
 //
 // The package is the storage layer of packwheel's wheels and knows nothing
 // about time but for PopEach, which fires while the last entry's deadline is
