@@ -428,16 +428,16 @@ func (s *Store[V]) Remove(link *Link, foreign func(Link)) bool {
 	if last == 0 {
 		s.dropTail(bucket, b)
 	}
-	// The bucket's last entry moves into the hole, with no test for the
-	// entry removed being that last one: then both writes are of it onto
-	// itself, and the clearing below takes it out. A test was a branch
-	// that a hashed wheel's buckets of a few timers each mispredict at one
-	// cancel in several (BenchmarkScheduleCancel in bench/, hashed at 10k:
-	// bench/results/remove-branch.txt). es keeps its array when its chunk
-	// is freed.
-	moved := &es[last]
-	*e = *moved
-	moved.Link.Chunk, moved.Link.Index = link.Chunk, link.Index
+	// The bucket's last entry is the one removed when it links back to
+	// link, as no other entry does; es keeps its array when its chunk is
+	// freed. Moving it onto itself without the test spared a hashed
+	// wheel's sparse buckets a mispredicted branch but cost a cancel of
+	// the timer just scheduled, a request's timeout, more than that
+	// (BenchmarkRequestTimeout; bench/results/remove-branch.txt).
+	if moved := &es[last]; moved.Link != link {
+		*e = *moved
+		moved.Link.Chunk, moved.Link.Index = link.Chunk, link.Index
+	}
 	es[last] = Entry[V]{}
 	*link = Link{}
 	return true
