@@ -14,7 +14,8 @@
 // chunks, contiguous arrays of entries, that fills at its tail, its chunks
 // growing from 8 entries as the cube root of what it holds; a chunk its
 // bucket empties goes to the wheel's free list (but its first chunk, of 8
-// entries, which the bucket keeps for its next fill), and a bucket that
+// entries, or 64 in a hierarchical wheel's level 0, whose buckets fill and
+// fire whole, which the bucket keeps for its next fill), and a bucket that
 // needs one takes a free one before anything is allocated, so buckets grow
 // and shrink without copying, and timers that come and go, one at a time or
 // in waves, reuse the same memory. Free chunks that no bucket needed for

@@ -105,7 +105,7 @@ func (w *Hashed[V]) ready() {
 	w.firing = w.slots
 	// The firing bucket holds timers due at Now, and fires them all;
 	// the ring's buckets postpone in place.
-	w.s.init(w.slots+1, 0, w.mask)
+	w.s.init(w.slots+1, 0, 0, w.mask)
 }
 
 // Slots returns the number of buckets. O(1).

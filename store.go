@@ -103,9 +103,9 @@ func deadlineOf[V any](e *packed.Entry[V]) uint64 {
 	return e.Deadline
 }
 
-// init makes the buckets (packed.Store.Init).
-func (s *store[V]) init(buckets int, exact, lap uint64) {
-	s.entries.Init(buckets)
+// init makes the buckets, the first wide of them wide (packed.Store.Init).
+func (s *store[V]) init(buckets, wide int, exact, lap uint64) {
+	s.entries.Init(buckets, wide)
 	s.occupied = s.entries.Occupied()
 	s.exact, s.lap = exact, lap
 	s.releaseAt = min(s.now, MaxTick) + Retain

@@ -91,8 +91,14 @@ func (w *Wheel[V]) setHint(bucket int, start uint64) {
 func (w *Wheel[V]) ready() {
 	if w.s.occupied == nil {
 		// Level 0 holds exact ticks, the 64 from Now, and fires all
-		// it holds; only coarser levels postpone in place.
-		w.s.init(levelCount*levelSlots, levelSlots-1, math.MaxUint64)
+		// it holds; only coarser levels postpone in place. Its buckets,
+		// the first levelSlots, are wide: each fills and fires whole once
+		// a revolution of 64 ticks, and a first chunk of 64 entries holds
+		// a tick's timers with no chunk boundary to cross up to 64 of
+		// them, while level 0 keeps 4,096 entries at most, whatever the
+		// wheel holds (BenchmarkExpire and the work units in bench/;
+		// bench/results/wide-level0.txt).
+		w.s.init(levelCount*levelSlots, levelSlots, levelSlots-1, math.MaxUint64)
 	}
 }
 

@@ -158,3 +158,27 @@ func TestNextWorkAtBlockStart(t *testing.T) {
 		require.NoError(t, w.check())
 	}
 }
+
+// TestLevel0Wide checks that level 0's buckets are wide (Wheel.ready): a
+// tick's 64 timers, scheduled there or moved down from level 1, fill one
+// chunk, which the bucket keeps when they fire.
+func TestLevel0Wide(t *testing.T) {
+	var w Wheel[int]
+	hs := make([]Holder, levelSlots)
+	for _, d := range []uint64{5, 100} { // level 0, then level 1
+		for i := range hs {
+			w.Schedule(&hs[i], d, i)
+		}
+		w.Advance(d-1, nil)
+		bucket := bucketAt(0, slotOf(d, 0))
+		require.Equal(t, bucket, w.bucketOf(&hs[0]))
+		es, prev := w.s.entries.Tail(bucket)
+		require.Len(t, es, levelSlots, "deadline %d: a tick's timers in one chunk", d)
+		require.Zero(t, prev, "deadline %d", d)
+		w.Advance(d, nil)
+		es, _ = w.s.entries.Tail(bucket)
+		require.Empty(t, es)
+		require.GreaterOrEqual(t, cap(es), levelSlots, "deadline %d: the bucket keeps its chunk", d)
+		require.NoError(t, w.check())
+	}
+}

@@ -12,6 +12,10 @@ func (s *Store[V]) Check() error {
 	all := 0
 	for b, bk := range s.buckets {
 		t, entries, units := bk.tail, 0, uint32(0)
+		first := 0 // the size number of the first chunk the bucket keeps
+		if b < s.wide {
+			first = s.wideSize
+		}
 		if t == 0 && bk.live != nil {
 			return fmt.Errorf("bucket %d: no tail, but %d live entries of %d", b, len(bk.live), cap(bk.live))
 		}
@@ -37,8 +41,10 @@ func (s *Store[V]) Check() error {
 				return fmt.Errorf("bucket %d: chunk %d has %d of %d places", b, c, len(ch.entries), cap(ch.entries))
 			case cap(live) != cap(ch.entries) || &live[:1][0] != &ch.entries[0]:
 				return fmt.Errorf("bucket %d: its live entries are not its tail chunk %d's", b, c)
-			case n == 0 && (c != t || ch.prev != 0 || cap(ch.entries) >= 2*MinChunk):
+			case n == 0 && (c != t || ch.prev != 0 || k != first):
 				return fmt.Errorf("bucket %d: chunk %d is empty", b, c)
+			case ch.prev == 0 && b < s.wide && k != s.wideSize:
+				return fmt.Errorf("bucket %d, wide: its first chunk %d has %d places, not %d", b, c, cap(ch.entries), s.wide)
 			case c != t && n != cap(ch.entries):
 				return fmt.Errorf("bucket %d: chunk %d, not the tail, holds %d of %d", b, c, n, cap(ch.entries))
 			}

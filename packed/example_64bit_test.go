@@ -18,7 +18,7 @@ import (
 // one; the bucket keeps its first chunk for its next fill.
 func ExampleStore_Push() {
 	var s packed.Store[int]
-	s.Init(2)
+	s.Init(2, 0)
 	links := make([]packed.Link, 100_000)
 	for i := range links {
 		s.Push(0, &links[i], 0, i)
@@ -56,7 +56,7 @@ func ExampleStore_Push() {
 // chunks that the emptied buckets keep.
 func ExampleStore_Release() {
 	var s packed.Store[int]
-	s.Init(64)
+	s.Init(64, 0)
 	links := make([]packed.Link, 64*100)
 	wave := func() {
 		for i := range links {

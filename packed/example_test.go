@@ -18,7 +18,7 @@ type timer struct {
 // O(1).
 func ExampleStore_Remove() {
 	var s packed.Store[*timer]
-	s.Init(1)
+	s.Init(1, 0)
 	timers := []*timer{{name: "a"}, {name: "b"}, {name: "c"}}
 	for i, t := range timers {
 		s.Push(0, &t.link, uint64(10*(i+1)), t)
@@ -44,7 +44,7 @@ func ExampleStore_Remove() {
 // its caller; Push, which may take a new chunk, follows when it refuses.
 func ExampleStore_TryPush() {
 	var s packed.Store[int]
-	s.Init(1)
+	s.Init(1, 0)
 	links := make([]packed.Link, 10)
 	for i := range links {
 		if !s.TryPush(0, &links[i], 0, i) {
@@ -64,7 +64,7 @@ func ExampleStore_TryPush() {
 // entries from the tail chunk at once.
 func ExampleStore_Cut() {
 	var s packed.Store[*timer]
-	s.Init(3)
+	s.Init(3, 0)
 	timers := []*timer{{name: "a"}, {name: "b"}, {name: "c"}}
 	for i, t := range timers {
 		s.Push(0, &t.link, uint64(i), t)
@@ -99,7 +99,7 @@ func ExampleStore_Cut() {
 // caller finds the rest.
 func ExampleStore_PopEach() {
 	var s packed.Store[*timer]
-	s.Init(2)
+	s.Init(2, 0)
 	timers := []*timer{{name: "a"}, {name: "b"}, {name: "c"}}
 	for _, t := range timers {
 		s.Push(0, &t.link, 5, t)

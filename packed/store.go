@@ -32,7 +32,16 @@
 // that fills and fires every few ticks would otherwise take and give back a
 // chunk each time); and a bucket that needs a chunk takes a free one before
 // it allocates: of the size it needs, or else of the nearest size there is,
-// larger first. So timers which come and go, one at a time or in waves,
+// larger first. A store's owner may make its first buckets wide (Init):
+// buckets that fill and empty whole, over and over, as a hierarchical
+// wheel's level 0 fills with a tick's timers and fires them all. A wide
+// bucket's first chunk holds as many entries as there are wide buckets,
+// and is always of that size, taken or made so, and kept. A tick's timers
+// then cross no chunk boundary until they outnumber it, where a bucket of
+// twenty crossed one on its fill and one on its fire
+// (bench/results/wide-level0.txt); and what the wide buckets keep is a
+// square fixed by the owner's shape, 4,096 entries for 64, however many
+// timers pass. So timers which come and go, one at a time or in waves,
 // reuse the same memory, and a wave that returns a little different from the
 // last one finds it too. The store holds a few more chunks of each size than
 // its buckets need at their peak, four times the square root of that need
@@ -161,7 +170,9 @@ type freeList struct {
 // Its invariants, which Check verifies:
 //
 //	every chunk of a bucket but its tail is full, and none is empty but
-//	    the first chunk, of MinChunk entries, that an empty bucket keeps
+//	    the first chunk, of MinChunk entries, that an empty bucket keeps,
+//	    or of wide entries in a wide bucket, whose first chunk is of that
+//	    size whenever it has one
 //	bucket.units counts the places of its chunks, in MinChunks, each at its size
 //	bucket.live is the tail chunk's array up to its last entry, nil for
 //	    no tail; the places after it, and all a free chunk's, are zero
@@ -184,6 +195,10 @@ type Store[V any] struct {
 	free     [sizes]freeList
 	blanks   uint32 // the chunks whose arrays went back, linked through prev
 	nblank   int
+	// wide is the number of wide buckets, 0 to wide-1, and the entries of
+	// their first chunks (Init); wideSize is that chunk's size number.
+	wide     int
+	wideSize int
 }
 
 // bucket is where a bucket's chunks end. It keeps no count of its
@@ -203,8 +218,8 @@ type bucket[V any] struct {
 	// units is how many places the bucket's chunks hold, in MinChunks
 	// (each chunk counted at its size, not its array's rounded-up
 	// capacity), which sets the size of its next chunk (sizeFor) and says
-	// whether its tail is a first chunk of MinChunk entries, the one it
-	// keeps when it empties: units == 1. It is kept here, in what would
+	// whether its tail is the first chunk it keeps when it empties (keeps).
+	// It is kept here, in what would
 	// be the struct's padding, so that a bucket that empties tells whether
 	// it keeps its chunk from the bucket it has just written, reading no
 	// chunk (bench's work units, in which nearly every firing empties a
@@ -213,14 +228,21 @@ type bucket[V any] struct {
 }
 
 // Init makes n empty buckets, numbered 0 to n-1, and forgets any
-// entries. n must be from 0 to 2^31-1; Init panics otherwise, before it
-// changes anything. An emptied bucket keeps its first chunk, so the
-// buckets keep n times MinChunk entries at most. O(n).
-func (s *Store[V]) Init(n int) {
+// entries. The first wide of them are wide: the first chunk of each, which
+// it keeps, holds wide entries rather than MinChunk (see Where entries
+// live). n must be from 0 to 2^31-1, and wide 0 or a chunk's size,
+// MinChunk or a doubling of it, and at most n; Init panics otherwise,
+// before it changes anything. An emptied bucket keeps its first chunk, so
+// the buckets keep (n-wide)·MinChunk + wide² entries at most. O(n).
+func (s *Store[V]) Init(n, wide int) {
 	if n < 0 || n > math.MaxInt32 {
 		panic(fmt.Sprintf("packed: %d buckets; want 0 to %d", n, math.MaxInt32))
 	}
-	*s = Store[V]{buckets: make([]bucket[V], n), occupied: make([]uint64, (n+63)/64)}
+	size := max(sizeOf(wide), 0)
+	if wide != 0 && (wide > n || wide < MinChunk || size >= sizes || wide != MinChunk<<size) {
+		panic(fmt.Sprintf("packed: %d wide buckets of %d; want 0, or a power of two from %d to %d and at most the buckets", wide, n, MinChunk, MinChunk<<(sizes-1)))
+	}
+	*s = Store[V]{buckets: make([]bucket[V], n), occupied: make([]uint64, (n+63)/64), wide: wide, wideSize: size}
 }
 
 // Buckets returns the number of buckets. O(1).
@@ -296,7 +318,14 @@ func (s *Store[V]) pushChunk(bucket int, link *Link, deadline uint64, v V) {
 	if b.units > math.MaxUint32-1<<(sizes-1) { // what the largest chunk adds
 		panic(fmt.Sprintf("packed: bucket %d holds %d places; a bucket holds fewer than %d", bucket, uint64(b.units)*MinChunk, uint64(math.MaxUint32)*MinChunk))
 	}
-	c := s.take(s.nearestFree(size))
+	var c uint32
+	if b.units == 0 && bucket < s.wide {
+		// Of its size, made if none is free: the bucket keeps it for
+		// good (keeps), which only a chunk of that size tells.
+		c = s.take(s.wideSize)
+	} else {
+		c = s.take(s.nearestFree(size))
+	}
 	ch := &s.chunks[c-1]
 	ch.bucket, ch.prev = int32(bucket), t
 	ch.entries[0] = Entry[V]{Deadline: deadline, Link: link, Value: v}
@@ -537,7 +566,7 @@ func (s *Store[V]) PopEach(bucket, n int, due uint64, f func(V)) int {
 		if last == 0 {
 			// dropTail, written out: a bucket of a few timers that fires
 			// empties its first chunk at nearly every one.
-			if !s.keeps(b) {
+			if !s.keeps(bucket, b) {
 				s.freeTail(b)
 			}
 			if len(b.live) == 0 {
@@ -561,7 +590,7 @@ func (s *Store[V]) PopEach(bucket, n int, due uint64, f func(V)) int {
 // first chunk, of MinChunk entries, which the bucket keeps; the
 // bucket, if that leaves it empty, leaves the occupancy bitmap.
 func (s *Store[V]) dropTail(bucket int, b *bucket[V]) {
-	if !s.keeps(b) {
+	if !s.keeps(bucket, b) {
 		s.freeTail(b)
 	}
 	if len(b.live) == 0 {
@@ -571,10 +600,16 @@ func (s *Store[V]) dropTail(bucket int, b *bucket[V]) {
 
 // keeps reports whether bucket b keeps its tail chunk when that chunk
 // empties: whether it is b's only chunk and of MinChunk entries, its
-// units 1. The rule's one statement on the paths that empty a chunk,
-// PopEach and dropTail; Check states it again from the chunks, not from
-// b.units, which it verifies. Small enough to inline into PopEach's loop.
-func (s *Store[V]) keeps(b *bucket[V]) bool { return b.units == 1 }
+// units 1, or, for a wide bucket, of wide entries. A wide bucket's first
+// chunk is always of wide entries (pushChunk), so that units which say
+// that size say that chunk alone; another bucket's first chunk may be
+// larger than MinChunk. The rule's one statement on the paths that empty
+// a chunk, PopEach and dropTail; Check states it again from the chunks,
+// not from b.units, which it verifies. Small enough to inline into
+// PopEach's loop.
+func (s *Store[V]) keeps(bucket int, b *bucket[V]) bool {
+	return b.units == 1 || bucket < s.wide && b.units == 1<<s.wideSize
+}
 
 // emptied clears the occupancy bit of bucket, which has just emptied.
 func (s *Store[V]) emptied(bucket int) { s.occupied[bucket>>6] &^= 1 << (bucket & 63) }

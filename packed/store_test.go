@@ -30,7 +30,7 @@ func TestStoreRandom(t *testing.T) {
 	t.Logf("seed %d (replay with SEED=%d)", seed, seed)
 	r := rand.New(rand.NewPCG(seed, 2))
 	var s Store[int]
-	s.Init(48)
+	s.Init(48, 0)
 	// pick returns a bucket: one of the first five, busy, but now and
 	// then any, so that new buckets keep needing a first chunk while
 	// larger ones are free, as a wheel's do when its timers move on.
@@ -277,7 +277,7 @@ func TestStoreRandom(t *testing.T) {
 // entries.
 func TestChunkSizes(t *testing.T) {
 	var s Store[int]
-	s.Init(1)
+	s.Init(1, 0)
 	links := make([]Link, 100_000)
 	for n := range links {
 		s.Push(0, &links[n], 0, n)
@@ -301,7 +301,7 @@ func TestChunkSizes(t *testing.T) {
 // freed or taken during it, nor the headroom of those taken.
 func TestReleaseAfterAPeriod(t *testing.T) {
 	var s Store[int]
-	s.Init(2)
+	s.Init(2, 0)
 	links := make([]Link, 400)
 	for i := range 200 {
 		s.Push(0, &links[i], 0, i)
@@ -355,7 +355,7 @@ func TestReleaseAfterAPeriod(t *testing.T) {
 // allocates nothing, at chunk boundaries too.
 func TestStoreZeroAllocs(t *testing.T) {
 	var s Store[int]
-	s.Init(2)
+	s.Init(2, 0)
 	links := make([]Link, 300)
 	for i := range links {
 		s.Push(i%2, &links[i], 0, i)
@@ -381,7 +381,7 @@ func TestStoreZeroAllocs(t *testing.T) {
 // it allocates.
 func TestNearestFreeSize(t *testing.T) {
 	var s Store[int]
-	s.Init(1)
+	s.Init(1, 0)
 	// Free: three chunks of 8, one of 32 and one of 128.
 	for _, size := range []int{0, 0, 0, 2, 4} {
 		addFree(&s, size)
@@ -420,7 +420,7 @@ func TestFirstChunkSize(t *testing.T) {
 	} {
 		t.Run(leave.name, func(t *testing.T) {
 			var s Store[int]
-			s.Init(1)
+			s.Init(1, 0)
 			// Capacities are rounded up to the allocator's size classes,
 			// which differ between platforms: sizeOf names the size.
 			size := func(es []Entry[int]) int { return MinChunk << sizeOf(cap(es)) }
@@ -445,7 +445,7 @@ func TestFirstChunkSize(t *testing.T) {
 			// In a store whose only free chunk is of 16, a bucket that
 			// needs 8 takes it, and gives it back when it empties.
 			var other Store[int]
-			other.Init(1)
+			other.Init(1, 0)
 			addFree(&other, 1)
 			other.Push(0, &links[0], 0, 0)
 			es, _ = other.Tail(0)
@@ -460,13 +460,77 @@ func TestFirstChunkSize(t *testing.T) {
 	}
 }
 
+// TestWideBuckets checks that a wide bucket's first chunk holds as many
+// entries as there are wide buckets, taken at that size even when only
+// other sizes are free and made when none of it is, and that the bucket
+// keeps it when it empties, however its entries leave, giving back the
+// chunks after it; and that a bucket beyond the wide ones whose first
+// chunk is of that size, taken for want of a smaller one, gives it back.
+func TestWideBuckets(t *testing.T) {
+	const wide = 8 * MinChunk
+	for _, leave := range []struct {
+		name string
+		do   func(s *Store[int], bucket int)
+	}{
+		{"Pop", func(s *Store[int], b int) { s.Pop(b) }},
+		{"PopEach", func(s *Store[int], b int) { s.PopEach(b, 1, 0, nil) }},
+		{"Remove", func(s *Store[int], b int) { es, _ := s.Tail(b); s.Remove(es[0].Link, nil) }},
+		{"Cut", func(s *Store[int], b int) { es, _ := s.Tail(b); s.Cut(b, len(es)) }},
+	} {
+		t.Run(leave.name, func(t *testing.T) {
+			var s Store[int]
+			s.Init(wide+1, wide)
+			size := func(es []Entry[int]) int { return MinChunk << sizeOf(cap(es)) }
+			addFree(&s, 0) // a chunk of MinChunk and one of 2·wide free,
+			addFree(&s, sizeOf(2*wide))
+			links := make([]Link, 4*wide)
+			last := wide - 1 // the last wide bucket
+			s.Push(last, &links[0], 0, 0)
+			es, _ := s.Tail(last)
+			require.Equal(t, wide, size(es), "a wide bucket's first chunk, made")
+			free, _ := s.Free()
+			require.Equal(t, 2, free, "the other sizes stay free")
+			for i := 1; len(chunksOf(&s, last)) < 3; i++ {
+				s.Push(last, &links[i], 0, i)
+			}
+			require.NoError(t, s.Check())
+			before, _ := s.Free()
+			for !s.Empty(last) {
+				leave.do(&s, last)
+			}
+			es, prev := s.Tail(last)
+			require.Equal(t, wide, size(es), "the emptied wide bucket keeps its first chunk")
+			require.Zero(t, prev)
+			free, _ = s.Free()
+			require.Equal(t, before+2, free, "its other two chunks are free")
+			require.NoError(t, s.Check())
+
+			// In a store whose only free chunk has wide entries, bucket
+			// wide, the first that is not wide, takes it as its first,
+			// and gives it back when it empties.
+			var other Store[int]
+			other.Init(wide+1, wide)
+			addFree(&other, sizeOf(wide))
+			other.Push(wide, &links[0], 0, 0)
+			es, _ = other.Tail(wide)
+			require.Equal(t, wide, size(es))
+			leave.do(&other, wide)
+			es, _ = other.Tail(wide)
+			require.Nil(t, es, "a bucket not wide gives back a first chunk of wide entries")
+			free, _ = other.Free()
+			require.Equal(t, 1, free)
+			require.NoError(t, other.Check())
+		})
+	}
+}
+
 // TestBucketFull checks that a bucket whose count of places would
 // overflow, one of 2^35 entries, refuses a new chunk with a message naming
 // the package, before it changes anything. The count is set by hand: no
 // test machine holds such a bucket.
 func TestBucketFull(t *testing.T) {
 	var s Store[int]
-	s.Init(2)
+	s.Init(2, 0)
 	links := make([]Link, MinChunk+1)
 	for i := range MinChunk {
 		s.Push(1, &links[i], 0, i)
@@ -485,17 +549,25 @@ func TestBucketFull(t *testing.T) {
 // range with a message naming the package, and leaves the store as it was.
 func TestInitRefuses(t *testing.T) {
 	var s Store[int]
-	s.Init(2)
+	s.Init(2, 0)
 	var l Link
 	s.Push(1, &l, 7, 7)
+	wide := func(n, wide int) string {
+		return fmt.Sprintf("packed: %d wide buckets of %d; want 0, or a power of two from 8 to 16384 and at most the buckets", wide, n)
+	}
 	for _, bad := range []struct {
-		n   int
-		msg string
+		n, wide int
+		msg     string
 	}{
-		{-1, "packed: -1 buckets; want 0 to 2147483647"},
-		{math.MinInt, fmt.Sprintf("packed: %d buckets; want 0 to 2147483647", math.MinInt)},
+		{-1, 0, "packed: -1 buckets; want 0 to 2147483647"},
+		{math.MinInt, 0, fmt.Sprintf("packed: %d buckets; want 0 to 2147483647", math.MinInt)},
+		{64, 4, wide(64, 4)},                   // below MinChunk
+		{64, 24, wide(64, 24)},                 // not a chunk's size
+		{64, 128, wide(64, 128)},               // more than the buckets
+		{64, -8, wide(64, -8)},                 // negative
+		{1 << 20, 1 << 15, wide(1<<20, 1<<15)}, // beyond the largest chunk
 	} {
-		require.PanicsWithValue(t, bad.msg, func() { s.Init(bad.n) })
+		require.PanicsWithValue(t, bad.msg, func() { s.Init(bad.n, bad.wide) })
 		require.Equal(t, 2, s.Buckets())
 		require.Equal(t, 7, s.Find(&l).Value)
 		require.NoError(t, s.Check())
@@ -539,7 +611,7 @@ func TestLaterChunkOfFirstSize(t *testing.T) {
 	} {
 		t.Run(leave.name, func(t *testing.T) {
 			var s Store[int]
-			s.Init(2)
+			s.Init(2, 0)
 			links := make([]Link, MinChunk+2)
 			for i := range MinChunk { // bucket 0's first chunk, full
 				s.Push(0, &links[i], 0, i)
