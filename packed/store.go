@@ -218,12 +218,11 @@ type bucket[V any] struct {
 	// units is how many places the bucket's chunks hold, in MinChunks
 	// (each chunk counted at its size, not its array's rounded-up
 	// capacity), which sets the size of its next chunk (sizeFor) and says
-	// whether its tail is the first chunk it keeps when it empties (keeps).
-	// It is kept here, in what would
-	// be the struct's padding, so that a bucket that empties tells whether
-	// it keeps its chunk from the bucket it has just written, reading no
-	// chunk (bench's work units, in which nearly every firing empties a
-	// bucket).
+	// whether its tail is the first chunk it keeps when it empties
+	// (keeps). It is kept here, in what would be the struct's padding, so
+	// that a bucket that empties tells whether it keeps its chunk from the
+	// bucket it has just written, reading no chunk (bench's work units, in
+	// which nearly every firing empties a bucket).
 	units uint32
 }
 
@@ -587,7 +586,7 @@ func (s *Store[V]) PopEach(bucket, n int, due uint64, f func(V)) int {
 
 // dropTail is what Remove, Pop, Cut and PopEach do when they empty the
 // tail chunk of bucket b: the chunk goes to its free list, unless it is the
-// first chunk, of MinChunk entries, which the bucket keeps; the
+// first chunk that the bucket keeps (keeps); the
 // bucket, if that leaves it empty, leaves the occupancy bitmap.
 func (s *Store[V]) dropTail(bucket int, b *bucket[V]) {
 	if !s.keeps(bucket, b) {
