@@ -117,3 +117,28 @@ func ExampleStore_PopEach() {
 	// fire b
 	// fired 2 left 2 last due at 9
 }
+
+// Init's wide buckets, the first of them, take a first chunk of as many
+// entries as there are wide buckets, and keep it: a bucket that fills
+// with a tick's timers and fires them all, as a hierarchical wheel's
+// level 0 does, then crosses no chunk boundary until they outnumber it.
+// Bucket 64, not wide, takes chunks of 8, 16, 16, 16 and 16 for as many.
+func ExampleStore_Init() {
+	var s packed.Store[int]
+	s.Init(80, 64) // buckets 0 to 63 wide, with first chunks of 64
+	links := make([]packed.Link, 64)
+	for _, bucket := range []int{0, 64} {
+		n := 0
+		for i := range links {
+			if !s.TryPush(bucket, &links[i], 0, i) {
+				n++
+				s.Push(bucket, &links[i], 0, i)
+			}
+		}
+		s.PopEach(bucket, len(links), 0, nil)
+		fmt.Printf("bucket %d, 64 entries: chunks taken %d\n", bucket, n)
+	}
+	// Output:
+	// bucket 0, 64 entries: chunks taken 1
+	// bucket 64, 64 entries: chunks taken 5
+}
