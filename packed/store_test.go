@@ -403,21 +403,26 @@ func TestNearestFreeSize(t *testing.T) {
 	require.NoError(t, s.Check())
 }
 
+// leaveWays are the ways an entry leaves a bucket, each called until the
+// bucket is empty: Pop and PopEach take its last entry, Remove its first
+// (moving the last into the hole), Cut all of its tail chunk's.
+var leaveWays = []struct {
+	name string
+	do   func(s *Store[int], bucket int)
+}{
+	{"Pop", func(s *Store[int], b int) { s.Pop(b) }},
+	{"PopEach", func(s *Store[int], b int) { s.PopEach(b, 1, 0, nil) }},
+	{"Remove", func(s *Store[int], b int) { es, _ := s.Tail(b); s.Remove(es[0].Link, nil) }},
+	{"Cut", func(s *Store[int], b int) { es, _ := s.Tail(b); s.Cut(b, len(es)) }},
+}
+
 // TestFirstChunkSize checks that a store's buckets start with a chunk of
 // MinChunk entries and keep it when they empty, however their entries
 // leave, and that a bucket whose first chunk is larger, taken because none
 // of that size was free, gives it back: emptied buckets keep at most
 // MinChunk entries each.
 func TestFirstChunkSize(t *testing.T) {
-	for _, leave := range []struct {
-		name string
-		do   func(s *Store[int], bucket int)
-	}{
-		{"Pop", func(s *Store[int], b int) { s.Pop(b) }},
-		{"PopEach", func(s *Store[int], b int) { s.PopEach(b, 1, 0, nil) }},
-		{"Remove", func(s *Store[int], b int) { es, _ := s.Tail(b); s.Remove(es[0].Link, nil) }},
-		{"Cut", func(s *Store[int], b int) { es, _ := s.Tail(b); s.Cut(b, len(es)) }},
-	} {
+	for _, leave := range leaveWays {
 		t.Run(leave.name, func(t *testing.T) {
 			var s Store[int]
 			s.Init(1, 0)
@@ -468,15 +473,7 @@ func TestFirstChunkSize(t *testing.T) {
 // chunk is of that size, taken for want of a smaller one, gives it back.
 func TestWideBuckets(t *testing.T) {
 	const wide = 8 * MinChunk
-	for _, leave := range []struct {
-		name string
-		do   func(s *Store[int], bucket int)
-	}{
-		{"Pop", func(s *Store[int], b int) { s.Pop(b) }},
-		{"PopEach", func(s *Store[int], b int) { s.PopEach(b, 1, 0, nil) }},
-		{"Remove", func(s *Store[int], b int) { es, _ := s.Tail(b); s.Remove(es[0].Link, nil) }},
-		{"Cut", func(s *Store[int], b int) { es, _ := s.Tail(b); s.Cut(b, len(es)) }},
-	} {
+	for _, leave := range leaveWays {
 		t.Run(leave.name, func(t *testing.T) {
 			var s Store[int]
 			s.Init(wide+1, wide)
