@@ -69,6 +69,10 @@ type harness struct {
 	// itself, as a connection's idle timeout does: a crowd that fires
 	// re-arms into one slot.
 	rearm uint64
+	// held records which of a Wheel's level-0 buckets held a chunk at the
+	// last step: they are wide, and keep their first chunk for good once
+	// they have one (packed.Store.Init), which verify checks.
+	held [levelSlots]bool
 	// near has the run's ticks fall mostly within two revolutions of
 	// level 0, whose slots then fill, fire, refill and empty by cancels
 	// in every order.
@@ -729,6 +733,15 @@ func (h *harness) verify() {
 		h.failf("invariant: %v", err)
 	}
 	h.verifyCommon()
+	if w, ok := h.w.(*Wheel[int]); ok && w.s.entries.Buckets() != 0 {
+		for slot := range levelSlots {
+			es, _ := w.s.entries.Tail(bucketAt(0, slot))
+			if h.held[slot] && cap(es) == 0 {
+				h.failf("level-0 bucket %d gave back the first chunk it keeps", slot)
+			}
+			h.held[slot] = cap(es) != 0
+		}
+	}
 	for id := range h.holders {
 		d, ok := h.model.get(id)
 		hd := &h.holders[id]
