@@ -43,7 +43,7 @@ func (s *Store[V]) Check() error {
 				return fmt.Errorf("bucket %d: its live entries are not its tail chunk %d's", b, c)
 			case n == 0 && (c != t || ch.prev != 0 || k != first):
 				return fmt.Errorf("bucket %d: chunk %d is empty", b, c)
-			case ch.prev == 0 && b < s.wide && k != s.wideSize:
+			case ch.prev == 0 && b < s.wide && k != first:
 				return fmt.Errorf("bucket %d, wide: its first chunk %d has %d places, not %d", b, c, cap(ch.entries), s.wide)
 			case c != t && n != cap(ch.entries):
 				return fmt.Errorf("bucket %d: chunk %d, not the tail, holds %d of %d", b, c, n, cap(ch.entries))

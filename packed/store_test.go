@@ -521,6 +521,18 @@ func TestWideBuckets(t *testing.T) {
 	}
 }
 
+// TestCheckWideFirstChunk checks that Check reports a wide bucket whose
+// first chunk is not of the wide size, whose units keeps would misread.
+func TestCheckWideFirstChunk(t *testing.T) {
+	var s Store[int]
+	s.Init(64, 0)
+	var l Link
+	s.Push(0, &l, 0, 0)
+	require.NoError(t, s.Check())
+	s.wide, s.wideSize = 64, sizeOf(64) // bucket 0 wide, its chunk of 8
+	require.ErrorContains(t, s.Check(), "bucket 0, wide: its first chunk")
+}
+
 // TestBucketFull checks that a bucket whose count of places would
 // overflow, one of 2^35 entries, refuses a new chunk with a message naming
 // the package, before it changes anything. The count is set by hand: no
