@@ -23,8 +23,12 @@
 // square roots of what the buckets last needed (4% of 10,000 chunks), so
 // that a wave that returns within Retain allocates nothing and a burst that
 // has drained gives its memory back. Once the wheel has held as many timers
-// as it holds now, in buckets that have each held one before (a hashed
-// wheel's buckets have after its first revolution), no operation allocates.
+// as it holds now, spread over its buckets as they are now (a hashed
+// wheel's buckets have each held one after its first revolution), no
+// operation allocates: TestPatternsAllocateNothing and
+// TestWavesAllocateNothingForLong assert it for bench's patterns, and
+// README's Limitations say when timers that change their pattern take new
+// chunks.
 //
 // Time is a plain tick count that the caller drives with Advance; a wheel
 // never reads a clock, which makes it deterministic under test. [Clock] maps

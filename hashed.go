@@ -9,8 +9,9 @@ import (
 // with HashedOptions.Slots == 0.
 const DefaultHashedSlots = 4096
 
-// maxHashedSlots bounds HashedOptions.Slots so that a slot number fits a
-// Holder.
+// maxHashedSlots bounds HashedOptions.Slots: 2^24 buckets take 512 MiB of
+// bucket headers before the first timer, more than a wheel has use for, so
+// a larger value is refused as a mistake rather than allocated.
 const maxHashedSlots = 1 << 24
 
 // HashedOptions configures a Hashed wheel. The zero value asks for the

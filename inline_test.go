@@ -43,7 +43,7 @@ func TestInlining(t *testing.T) {
 		// this package instantiates them.
 		`packed\.\(\*Store\[go\.shape\.[^]]+\]\)\.Find`,     // locate, Schedule
 		`packed\.\(\*Store\[go\.shape\.[^]]+\]\)\.BucketOf`, // Remove, set
-		`packed\.\(\*Store\[go\.shape\.[^]]+\]\)\.Empty`,    // store.fire's loop
+		`packed\.\(\*Store\[go\.shape\.[^]]+\]\)\.Empty`,    // the walks, NextExpiry
 		`packed\.\(\*Store\[go\.shape\.[^]]+\]\)\.TryPush`,  // Schedule, cascade, moveLast
 		`packed\.\(\*Store\[go\.shape\.[^]]+\]\)\.keeps`,    // PopEach's loop, dropTail
 	} {

@@ -175,12 +175,13 @@ func TestMemoryAfterBurst(t *testing.T) {
 			after := heapInUse()
 			t.Logf("%s: %d KiB held after the burst, %d KiB two periods on", k.name, (int64(held)-int64(base))>>10, (int64(after)-int64(base))>>10)
 			require.Greater(t, int64(held)-int64(base), int64(burst*24), "the chunks were kept")
-			// What stays: the first chunk of each bucket the burst used (a
-			// hashed wheel's 1000, a hierarchical wheel's fewer than 100,
-			// of 8 entries, 192 bytes each) with their size's headroom
-			// (packed.Headroom), and the table of chunks, 32
-			// bytes for each chunk the burst used, in a slice grown by
-			// doubling: under an eighth of it all.
+			// What stays: the first chunk of each bucket the burst used,
+			// with its size's headroom (packed.Headroom): a hashed wheel's
+			// 1000, of 8 entries, 192 bytes each; a hierarchical wheel's 64
+			// of level 0, wide, of 64 entries (1,536 bytes), and fewer than
+			// 64 of level 1, of 8; and the table of chunks, 32 bytes for
+			// each chunk the burst used, in a slice grown by doubling: under
+			// an eighth of it all.
 			require.Less(t, int64(after)-int64(base), int64(held-base)/8, "the chunks went back")
 			require.Equal(t, 1, w.Len(), "the far timer stays")
 			runtime.KeepAlive(w)

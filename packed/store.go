@@ -12,7 +12,7 @@
 // # Where entries live
 //
 // A bucket is a list of chunks that fills at its tail. Its first chunk holds
-// MinChunk entries, and each new one the largest doubling of MinChunk whose
+// MinChunk entries (a wide bucket's more, below), and each new one the largest doubling of MinChunk whose
 // cube, in MinChunks, is at most eight times its bucket's places, also
 // counted in MinChunks (sizeFor): 8, then 16 until the bucket has 64 places,
 // 32 until 512, 64 until 4,096, and so on. A chunk's size so grows as the
@@ -67,10 +67,11 @@ import (
 
 // MinChunk is the fewest entries a chunk holds; chunks hold MinChunk
 // entries or a doubling of it, each array rounded up to the allocator's
-// size class (newChunk), which it would waste otherwise. A bucket's first chunk holds MinChunk,
-// which it keeps when it empties: enough for the few
-// timers that most buckets of a wheel hold at a time, a hierarchical
-// wheel's level-0 bucket due at one tick or a sparse hashed wheel's, to
+// size class (newChunk), which it would waste otherwise. A bucket that is
+// not wide asks for a first chunk of MinChunk entries, which it keeps
+// when it empties (one that found only a larger chunk free gives that
+// back): enough for the few timers that most buckets of a wheel hold at a
+// time, a sparse hashed wheel's or a hierarchical wheel's above level 0, to
 // come and go without taking a chunk from the free list and giving it
 // back, and few enough that what empty buckets keep stays small beside the
 // timers (TestMemoryPerTimer).
