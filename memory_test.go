@@ -179,8 +179,8 @@ func TestMemoryAfterBurst(t *testing.T) {
 			// with its size's headroom (packed.Headroom): a hashed wheel's
 			// 1000, of 8 entries, 192 bytes each; a hierarchical wheel's 64
 			// of level 0, wide, of 64 entries (1,536 bytes), and fewer than
-			// 64 of level 1, of 8; and the table of chunks, 32 bytes for
-			// each chunk the burst used, in a slice grown by doubling: under
+			// 64 of level 1, of 8; and the table of chunks, 20 bytes for
+			// each chunk the burst used, in slices grown by doubling: under
 			// an eighth of it all.
 			require.Less(t, int64(after)-int64(base), int64(held-base)/8, "the chunks went back")
 			require.Equal(t, 1, w.Len(), "the far timer stays")

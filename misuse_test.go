@@ -112,6 +112,11 @@ func TestMisuseHolders(t *testing.T) {
 			saved, n := a.timer.link, w.Len()
 			a.timer.link.Index = 7
 			require.Equal(t, msg("Cancel", chunk, 7), panicMessage(func() { w.Cancel(&a.timer) }))
+			// Past the end of its chunk, which Find must not read.
+			a.timer.link.Index = 1 << 20
+			require.Equal(t, msg("Schedule", chunk, 1<<20), panicMessage(func() { w.Schedule(&a.timer, 3, a) }))
+			require.Equal(t, msg("Cancel", chunk, 1<<20), panicMessage(func() { w.Cancel(&a.timer) }))
+			a.timer.link.Index = 7
 			a.timer.link.Chunk = 1 << 30
 			require.Equal(t, msg("Schedule", 1<<30, 7), panicMessage(func() { w.Schedule(&a.timer, 3, a) }))
 			// Negative as 32-bit ints: refused on every platform.

@@ -7,6 +7,9 @@ import "fmt"
 // blanks, every entry's Link, and the counts the store keeps. O(chunks +
 // entries); for tests.
 func (s *Store[V]) Check() error {
+	if len(s.prevs) != len(s.chunks) {
+		return fmt.Errorf("%d chunks, %d places in their lists", len(s.chunks), len(s.prevs))
+	}
 	owner := make([]int, len(s.chunks)) // per chunk: 1 + bucket, or -1 free, -2 blank
 	var total [sizes]int32
 	all := 0
@@ -28,7 +31,8 @@ func (s *Store[V]) Check() error {
 				return fmt.Errorf("bucket %d: chunk %d also in %d", b, c, owner[c-1])
 			}
 			owner[c-1] = 1 + b
-			live, k := ch.entries, sizeOf(cap(ch.entries))
+			es := ch.array()
+			live, k := es, sizeOf(len(es))
 			if c == t {
 				live = bk.live
 			}
@@ -37,16 +41,16 @@ func (s *Store[V]) Check() error {
 			switch {
 			case int(ch.bucket) != b:
 				return fmt.Errorf("bucket %d: chunk %d says bucket %d", b, c, ch.bucket)
-			case cap(ch.entries) < MinChunk<<k || k >= sizes || len(ch.entries) != cap(ch.entries):
-				return fmt.Errorf("bucket %d: chunk %d has %d of %d places", b, c, len(ch.entries), cap(ch.entries))
-			case cap(live) != cap(ch.entries) || &live[:1][0] != &ch.entries[0]:
+			case len(es) < MinChunk<<k || k >= sizes:
+				return fmt.Errorf("bucket %d: chunk %d has %d places", b, c, len(es))
+			case cap(live) != len(es) || &live[:1][0] != &es[0]:
 				return fmt.Errorf("bucket %d: its live entries are not its tail chunk %d's", b, c)
-			case n == 0 && (c != t || ch.prev != 0 || k != first):
+			case n == 0 && (c != t || s.prevs[c-1] != 0 || k != first):
 				return fmt.Errorf("bucket %d: chunk %d is empty", b, c)
-			case ch.prev == 0 && b < s.wide && k != first:
-				return fmt.Errorf("bucket %d, wide: its first chunk %d has %d places, not %d", b, c, cap(ch.entries), s.wide)
-			case c != t && n != cap(ch.entries):
-				return fmt.Errorf("bucket %d: chunk %d, not the tail, holds %d of %d", b, c, n, cap(ch.entries))
+			case s.prevs[c-1] == 0 && b < s.wide && k != first:
+				return fmt.Errorf("bucket %d, wide: its first chunk %d has %d places, not %d", b, c, len(es), s.wide)
+			case c != t && n != len(es):
+				return fmt.Errorf("bucket %d: chunk %d, not the tail, holds %d of %d", b, c, n, len(es))
 			}
 			for i := range live {
 				e := &live[i]
@@ -54,14 +58,14 @@ func (s *Store[V]) Check() error {
 					return fmt.Errorf("bucket %d chunk %d index %d: link %+v", b, c, i, e.Link)
 				}
 			}
-			for _, e := range ch.entries[n:] {
+			for _, e := range es[n:] {
 				if e.Link != nil {
 					return fmt.Errorf("bucket %d: chunk %d keeps an entry reachable past its last", b, c)
 				}
 			}
 			entries += n
 			units += 1 << min(max(k, 0), sizes-1)
-			c = ch.prev
+			c = s.prevs[c-1]
 		}
 		if bk.units != units {
 			return fmt.Errorf("bucket %d: says its chunks hold %d MinChunks; they hold %d", b, bk.units, units)
@@ -80,15 +84,15 @@ func (s *Store[V]) Check() error {
 	for k := range s.free {
 		f := &s.free[k]
 		n := int32(0)
-		for c := f.top; c != 0; c = s.chunks[c-1].prev {
+		for c := f.top; c != 0; c = s.prevs[c-1] {
 			ch := &s.chunks[c-1]
 			switch {
 			case owner[c-1] != 0:
 				return fmt.Errorf("free list %d: chunk %d also in %d", k, c, owner[c-1])
-			case ch.bucket != -1 || len(ch.entries) != cap(ch.entries) || sizeOf(cap(ch.entries)) != k:
-				return fmt.Errorf("free list %d: chunk %d of bucket %d, %d entries of %d", k, c, ch.bucket, len(ch.entries), cap(ch.entries))
+			case ch.bucket != -1 || ch.n < MinChunk || sizeOf(int(ch.n)) != k:
+				return fmt.Errorf("free list %d: chunk %d of bucket %d, %d places", k, c, ch.bucket, ch.n)
 			}
-			for _, e := range ch.entries {
+			for _, e := range ch.array() {
 				if e.Link != nil {
 					return fmt.Errorf("free list %d: chunk %d keeps an entry reachable", k, c)
 				}
@@ -104,8 +108,8 @@ func (s *Store[V]) Check() error {
 		}
 	}
 	n := 0
-	for c := s.blanks; c != 0; c = s.chunks[c-1].prev {
-		if owner[c-1] != 0 || s.chunks[c-1].entries != nil {
+	for c := s.blanks; c != 0; c = s.prevs[c-1] {
+		if owner[c-1] != 0 || s.chunks[c-1].base != nil || s.chunks[c-1].n != 0 {
 			return fmt.Errorf("blank chunk %d: also in %d, or has an array", c, owner[c-1])
 		}
 		owner[c-1] = -2

@@ -50,7 +50,7 @@
 // that no bucket took since the Release before; its caller calls it once per
 // period of time, so a chunk unused for a whole period goes back, and a wave
 // that returns within a period finds its chunks, as does one a little larger
-// than the last. The store's table of chunks keeps 32 bytes for the most
+// than the last. The store's table of chunks keeps 20 bytes for the most
 // chunks it has held at once.
 //
 // The package is the storage layer of packwheel's wheels and knows nothing
@@ -63,6 +63,7 @@ import (
 	"math"
 	"math/bits"
 	"slices"
+	"unsafe"
 )
 
 // MinChunk is the fewest entries a chunk holds; chunks hold MinChunk
@@ -143,18 +144,33 @@ type Entry[V any] struct {
 }
 
 // chunk is one array of a bucket's entries, or a free one.
+//
+// It is a row of the store's table of chunks, the row that Find and Remove
+// read between a Link and its entry: 16 bytes, a pointer and a count where a
+// slice would add a capacity, and the chunk's place in a list kept apart
+// (Store.prevs), which only scans, takes and frees read. Half the size of
+// a row with both, the table takes half the cache: the hashed wheel, whose
+// sparse buckets have a chunk for every few timers, re-arms and cancels
+// with fewer cache misses and in less time, and the hierarchical wheel as
+// before (BenchmarkChurn and BenchmarkScheduleCancel in bench/, and
+// cachegrind's counts: bench/results/chunk-row.txt).
 type chunk[V any] struct {
-	// entries is the chunk's whole array, its length its size, and nil
-	// once the array went back to the garbage collector. Which of a tail
-	// chunk's places are in use its bucket's live says; the others are
-	// zero, as are all of a free chunk's.
-	entries []Entry[V]
+	// base is the first entry of the chunk's whole array of n, its size,
+	// and nil, with n 0, once the array went back to the garbage
+	// collector. Which of a tail chunk's places are in use its bucket's
+	// live says; the others are zero, as are all of a free chunk's.
+	base *Entry[V]
+	n    uint32
 	// bucket is the bucket the chunk belongs to, or -1 while it is free.
 	bucket int32
-	// prev is the number, plus one, of the chunk before this one in its
-	// bucket, or of the next chunk on its free list or among the blanks;
-	// 0 for none.
-	prev uint32
+}
+
+// array returns the chunk's whole array, nil once it went back.
+func (ch *chunk[V]) array() []Entry[V] {
+	if ch.base == nil {
+		return nil
+	}
+	return unsafe.Slice(ch.base, ch.n)
 }
 
 // freeList is a stack of free chunks of one size, linked through prev,
@@ -179,7 +195,8 @@ type freeList struct {
 //	    no tail; the places after it, and all a free chunk's, are zero
 //	len counts the entries of all buckets
 //	occupied has the bit of every bucket with entries, and no other
-//	every chunk belongs to exactly one bucket, one free list or the blanks
+//	every chunk belongs to exactly one bucket, one free list or the blanks;
+//	    its row names its array, of n entries, but for a blank's: nil and 0
 //	entry i of chunk c: e.Link.Chunk == c+1, e.Link.Index == i
 //	freeList.n counts its chunks, low <= n, and total counts the chunks of
 //	    its size in buckets and on it
@@ -193,9 +210,13 @@ type Store[V any] struct {
 	occupied []uint64
 	len      int // entries in all buckets
 	chunks   []chunk[V]
-	free     [sizes]freeList
-	blanks   uint32 // the chunks whose arrays went back, linked through prev
-	nblank   int
+	// prevs[c-1] is the number, plus one, of the chunk before chunk c in
+	// its bucket, or of the next chunk on its free list or among the
+	// blanks; 0 for none.
+	prevs  []uint32
+	free   [sizes]freeList
+	blanks uint32 // the chunks whose arrays went back, linked through prevs
+	nblank int
 	// wide is the number of wide buckets, 0 to wide-1, and the entries of
 	// their first chunks (Init); wideSize is that chunk's size number.
 	wide     int
@@ -327,11 +348,12 @@ func (s *Store[V]) pushChunk(bucket int, link *Link, deadline uint64, v V) {
 		c = s.take(s.nearestFree(size))
 	}
 	ch := &s.chunks[c-1]
-	ch.bucket, ch.prev = int32(bucket), t
-	ch.entries[0] = Entry[V]{Deadline: deadline, Link: link, Value: v}
+	ch.bucket, s.prevs[c-1] = int32(bucket), t
+	es := ch.array()
+	es[0] = Entry[V]{Deadline: deadline, Link: link, Value: v}
 	*link = Link{Deadline: deadline, Chunk: c, Index: 0}
-	b.tail, b.live = c, ch.entries[:1]
-	b.units += 1 << sizeOf(len(ch.entries))
+	b.tail, b.live = c, es[:1]
+	b.units += 1 << sizeOf(len(es))
 	s.len++
 	if t == 0 {
 		s.occupied[bucket>>6] |= 1 << (bucket & 63)
@@ -376,7 +398,7 @@ func (s *Store[V]) take(size int) uint32 {
 		f.total += more
 	}
 	c := f.top
-	f.top = s.chunks[c-1].prev
+	f.top = s.prevs[c-1]
 	f.n--
 	f.low = min(f.low, f.n)
 	return c
@@ -387,16 +409,18 @@ func (s *Store[V]) take(size int) uint32 {
 func (s *Store[V]) newChunk(size int) uint32 {
 	c := s.blanks
 	if c != 0 {
-		s.blanks = s.chunks[c-1].prev
+		s.blanks = s.prevs[c-1]
 		s.nblank--
 	} else {
 		s.chunks = append(s.chunks, chunk[V]{})
+		s.prevs = append(s.prevs, 0)
 		c = uint32(len(s.chunks))
 	}
 	// Rounded up to the allocator's size class, which would be wasted
 	// otherwise: the capacity stays below the next size's.
 	es := slices.Grow([]Entry[V](nil), MinChunk<<size)
-	s.chunks[c-1].entries = es[:cap(es)]
+	es = es[:cap(es)]
+	s.chunks[c-1].base, s.chunks[c-1].n = &es[0], uint32(len(es))
 	return c
 }
 
@@ -407,10 +431,16 @@ func (s *Store[V]) newChunk(size int) uint32 {
 func (s *Store[V]) Find(link *Link) *Entry[V] {
 	// Unsigned comparisons, so that a corrupted number of 2^31 or more,
 	// negative as an int on a 32-bit platform, is refused too; an unlinked
-	// Chunk of 0 wraps to the largest.
-	if c, i := uint(link.Chunk-1), uint(link.Index); c < uint(len(s.chunks)) {
-		if es := s.chunks[c].entries; i < uint(len(es)) && es[i].Link == link {
-			return &es[i]
+	// Chunk of 0 wraps to the largest. The entry is Index entries after
+	// its chunk's base, which the Index check keeps within the chunk's
+	// array: an unsafe.Add that the race detector's pointer checks verify
+	// (TestFindRefuses, and TestMisuseHolders, whose overwritten holder
+	// names an index past its chunk).
+	if c := uint(link.Chunk - 1); c < uint(len(s.chunks)) {
+		if ch := &s.chunks[c]; link.Index < ch.n {
+			if e := (*Entry[V])(unsafe.Add(unsafe.Pointer(ch.base), uintptr(link.Index)*unsafe.Sizeof(*ch.base))); e.Link == link {
+				return e
+			}
 		}
 	}
 	return nil
@@ -619,11 +649,12 @@ func (s *Store[V]) emptied(bucket int) { s.occupied[bucket>>6] &^= 1 << (bucket 
 func (s *Store[V]) freeTail(b *bucket[V]) {
 	t := b.tail
 	ch := &s.chunks[t-1]
-	size := sizeOf(len(ch.entries))
-	b.tail, b.live = ch.prev, nil
+	size := sizeOf(int(ch.n))
+	prev := s.prevs[t-1]
+	b.tail, b.live = prev, nil
 	b.units -= 1 << size
-	if ch.prev != 0 {
-		b.live = s.chunks[ch.prev-1].entries
+	if prev != 0 {
+		b.live = s.chunks[prev-1].array()
 	}
 	s.putFree(size, t)
 }
@@ -632,7 +663,7 @@ func (s *Store[V]) freeTail(b *bucket[V]) {
 func (s *Store[V]) putFree(size int, c uint32) {
 	f := &s.free[size]
 	ch := &s.chunks[c-1]
-	ch.bucket, ch.prev = -1, f.top
+	ch.bucket, s.prevs[c-1] = -1, f.top
 	f.top = c
 	f.n++
 }
@@ -654,11 +685,11 @@ func (s *Store[V]) Release() {
 		// stay, are above the unused ones, which go from the bottom.
 		next := &f.top
 		for range f.n - unused {
-			next = &s.chunks[*next-1].prev
+			next = &s.prevs[*next-1]
 		}
 		for c := *next; c != 0; {
 			ch := &s.chunks[c-1]
-			c, ch.entries, ch.prev, s.blanks = ch.prev, nil, s.blanks, c
+			c, ch.base, ch.n, s.prevs[c-1], s.blanks = s.prevs[c-1], nil, 0, s.blanks, c
 			s.nblank++
 		}
 		*next = 0
@@ -677,7 +708,7 @@ func (s *Store[V]) Tail(bucket int) (entries []Entry[V], prev uint32) {
 	if b.tail == 0 {
 		return nil, 0
 	}
-	return b.live, s.chunks[b.tail-1].prev
+	return b.live, s.prevs[b.tail-1]
 }
 
 // Chunk returns the entries of chunk c, a number Tail or Chunk returned as
@@ -685,8 +716,7 @@ func (s *Store[V]) Tail(bucket int) (entries []Entry[V], prev uint32) {
 // first. Such a chunk is full. The slice aliases the chunk and is valid
 // until the store next changes. O(1).
 func (s *Store[V]) Chunk(c uint32) (entries []Entry[V], prev uint32) {
-	ch := &s.chunks[c-1]
-	return ch.entries, ch.prev
+	return s.chunks[c-1].array(), s.prevs[c-1]
 }
 
 // Free returns the number of free chunks, and the number of chunks whose

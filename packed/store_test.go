@@ -93,7 +93,7 @@ func TestStoreRandom(t *testing.T) {
 		case op == 0:
 			s.Release()
 			for c, p := range freedIn {
-				if s.chunks[c-1].entries == nil {
+				if s.chunks[c-1].array() == nil {
 					if p >= period {
 						t.Fatalf("step %d: chunk %d, freed in this period, went back", step, c)
 					}
@@ -229,7 +229,7 @@ func TestStoreRandom(t *testing.T) {
 		}
 		free := map[uint32]bool{}
 		for _, f := range s.free {
-			for c := f.top; c != 0; c = s.chunks[c-1].prev {
+			for c := f.top; c != 0; c = s.prevs[c-1] {
 				free[c] = true
 				if _, ok := freedIn[c]; !ok {
 					freedIn[c] = period
@@ -237,7 +237,7 @@ func TestStoreRandom(t *testing.T) {
 			}
 		}
 		for c := range freedIn {
-			if !free[c] && s.chunks[c-1].entries != nil {
+			if !free[c] && s.chunks[c-1].array() != nil {
 				delete(freedIn, c) // taken again
 			}
 		}
@@ -581,6 +581,50 @@ func TestInitRefuses(t *testing.T) {
 		require.Equal(t, 7, s.Find(&l).Value)
 		require.NoError(t, s.Check())
 	}
+}
+
+// TestFindRefuses checks that Find and Remove refuse every Link that names
+// no entry of the store, reading nothing outside a chunk's array: a chunk
+// number past the table, an index at or past the end of its chunk, a
+// chunk whose array went back, and a place that holds no entry or
+// another's. Under the race detector, whose pointer checks catch an
+// address outside the array, it fails if Find's Index check is gone or
+// admits the array's end.
+func TestFindRefuses(t *testing.T) {
+	var s Store[int]
+	s.Init(2, 0)
+	var live, gone Link
+	s.Push(0, &live, 1, 1)
+	s.Push(1, &gone, 1, 2)
+	kept := gone.Chunk
+	require.True(t, s.Remove(&gone, nil)) // its bucket keeps its chunk
+	addFree(&s, 2)
+	released := uint32(len(s.chunks))
+	s.Release()
+	s.Release() // no bucket took it for a period: its array goes back
+	require.Nil(t, s.chunks[released-1].base)
+	n := uint32(len(s.chunks[live.Chunk-1].array()))
+	for _, bad := range []Link{
+		{Chunk: uint32(len(s.chunks)) + 1},
+		{Chunk: math.MaxUint32, Index: math.MaxUint32},
+		{Chunk: live.Chunk, Index: n},
+		{Chunk: live.Chunk, Index: n + 1},
+		{Chunk: live.Chunk, Index: 1 << 20},
+		{Chunk: live.Chunk, Index: math.MaxUint32},
+		{Chunk: released, Index: 0},
+		{Chunk: live.Chunk, Index: 1}, // an empty place
+		{Chunk: kept, Index: 0},       // an empty chunk
+		live,                          // a copy of a linked Link
+	} {
+		l := bad
+		require.Nil(t, s.Find(&l), "%+v", bad)
+		var reported []Link
+		require.False(t, s.Remove(&l, func(l Link) { reported = append(reported, l) }), "%+v", bad)
+		require.Equal(t, []Link{bad}, reported)
+		require.Equal(t, bad, l, "left as it was")
+	}
+	require.Equal(t, 1, s.Find(&live).Value)
+	require.NoError(t, s.Check())
 }
 
 // addFree makes a chunk of the given size number and puts it on its free
