@@ -50,8 +50,8 @@
 // that no bucket took since the Release before; its caller calls it once per
 // period of time, so a chunk unused for a whole period goes back, and a wave
 // that returns within a period finds its chunks, as does one a little larger
-// than the last. The store's table of chunks keeps 20 bytes for the most
-// chunks it has held at once.
+// than the last. The store's table of chunks keeps 20 bytes (on a 64-bit
+// platform) for the most chunks it has held at once.
 //
 // The package is the storage layer of packwheel's wheels and knows nothing
 // about time but for PopEach, which fires while the last entry's deadline is
@@ -146,8 +146,8 @@ type Entry[V any] struct {
 // chunk is one array of a bucket's entries, or a free one.
 //
 // It is a row of the store's table of chunks, the row that Find and Remove
-// read between a Link and its entry: 16 bytes, a pointer and a count where a
-// slice would add a capacity, and the chunk's place in a list kept apart
+// read between a Link and its entry: 16 bytes on a 64-bit platform, a
+// pointer and a count where a slice would add a capacity, and the chunk's place in a list kept apart
 // (Store.prevs), which only scans, takes and frees read. Half the size of
 // a row with both, the table takes half the cache: the hashed wheel, whose
 // sparse buckets have a chunk for every few timers, re-arms and cancels
