@@ -173,7 +173,7 @@ func (ch *chunk[V]) array() []Entry[V] {
 	return unsafe.Slice(ch.base, ch.n)
 }
 
-// freeList is a stack of free chunks of one size, linked through prev,
+// freeList is a stack of free chunks of one size, linked through Store.prevs,
 // and the count of all chunks of that size.
 type freeList struct {
 	top   uint32 // the chunk on top, plus one; 0 when empty
