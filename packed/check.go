@@ -89,7 +89,7 @@ func (s *Store[V]) Check() error {
 			switch {
 			case owner[c-1] != 0:
 				return fmt.Errorf("free list %d: chunk %d also in %d", k, c, owner[c-1])
-			case ch.bucket != -1 || ch.n < MinChunk || sizeOf(int(ch.n)) != k:
+			case ch.bucket != -1 || sizeOf(int(ch.n)) != k:
 				return fmt.Errorf("free list %d: chunk %d of bucket %d, %d places", k, c, ch.bucket, ch.n)
 			}
 			for _, e := range ch.array() {

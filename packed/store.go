@@ -12,46 +12,45 @@
 // # Where entries live
 //
 // A bucket is a list of chunks that fills at its tail. Its first chunk holds
-// MinChunk entries (a wide bucket's more, below), and each new one the largest doubling of MinChunk whose
-// cube, in MinChunks, is at most eight times its bucket's places, also
-// counted in MinChunks (sizeFor): 8, then 16 until the bucket has 64 places,
-// 32 until 512, 64 until 4,096, and so on. A chunk's size so grows as the
-// cube root of its bucket's entries: a bucket of n entries holds fewer spare
-// places than its tail chunk, 8·∛n at most when it took the sizes it asked
-// for, and a little more as the allocator rounds up (TestChunkSizes), a few
-// for a bucket of a few and a small share of a crowded one; a crowded bucket
-// is few chunks beside its entries, so that the table of chunks, whose row a
-// cancel reads before its entry, stays small (BenchmarkChurn and
-// BenchmarkScheduleCancel at 10M in bench/); and a bucket that fills and
-// fires every tick crosses few chunk boundaries, each of which is a branch a
-// processor cannot predict (bench's work units at 8,000 pairs, against the
-// rule at four times, whose second chunk was of 8:
-// bench/results/workunits-large.txt). A chunk that its bucket empties goes
-// to the store's free list for its size, but for a bucket's first chunk, of
+// MinChunk entries (a wide bucket's more, below), and each new one the largest
+// doubling of MinChunk whose cube, in MinChunks, is at most eight times its
+// bucket's places, also counted in MinChunks (sizeFor): 8, then 16 until the
+// bucket has 64 places, 32 until 512, 64 until 4,096, and so on. A chunk's size
+// so grows as the cube root of its bucket's entries: a bucket of n entries
+// holds fewer spare places than its tail chunk, 8·∛n at most when it took the
+// sizes it asked for, and a little more as the allocator rounds up
+// (TestChunkSizes), a few for a bucket of a few and a small share of a crowded
+// one; a crowded bucket is few chunks beside its entries, so that the table of
+// chunks, whose row a cancel reads before its entry, stays small
+// (BenchmarkChurn and BenchmarkScheduleCancel at 10M in bench/); and a bucket
+// that fills and fires every tick crosses few chunk boundaries, each of which
+// is a branch a processor cannot predict (bench's work units at 8,000 pairs,
+// against the rule at four times, whose second chunk was of 8:
+// bench/results/workunits-large.txt). A chunk that its bucket empties goes to
+// the store's free list for its size, but for a bucket's first chunk, of
 // MinChunk entries, which the empty bucket keeps for its next fill (a bucket
 // that fills and fires every few ticks would otherwise take and give back a
-// chunk each time); and a bucket that needs a chunk takes a free one before
-// it allocates: of the size it needs, or else of the nearest size there is,
-// larger first. A store's owner may make its first buckets wide (Init):
-// buckets that fill and empty whole, over and over, as a hierarchical
-// wheel's level 0 fills with a tick's timers and fires them all. A wide
-// bucket's first chunk holds as many entries as there are wide buckets,
-// and is always of that size, taken or made so, and kept. A tick's timers
-// then cross no chunk boundary until they outnumber it, where a bucket of
-// twenty crossed one on its fill and one on its fire
-// (bench/results/wide-level0.txt); and what the wide buckets keep is a
-// square fixed by the owner's shape, 4,096 entries for 64, however many
-// timers pass. So timers which come and go, one at a time or in waves,
-// reuse the same memory, and a wave that returns a little different from the
-// last one finds it too. The store holds a few more chunks of each size than
-// its buckets need at their peak, four times the square root of that need
-// (Headroom): when it runs out, it allocates that many at once, and Release
-// keeps that many. Release gives the garbage collector the other free chunks
-// that no bucket took since the Release before; its caller calls it once per
-// period of time, so a chunk unused for a whole period goes back, and a wave
-// that returns within a period finds its chunks, as does one a little larger
-// than the last. The store's table of chunks keeps 20 bytes (on a 64-bit
-// platform) for the most chunks it has held at once.
+// chunk each time); and a bucket that needs a chunk takes a free one before it
+// allocates: of the size it needs, or else of the nearest size there is, larger
+// first. A store's owner may make its first buckets wide (Init): buckets that
+// fill and empty whole, over and over, as a hierarchical wheel's level 0 fills
+// with a tick's timers and fires them all. A wide bucket's first chunk holds as
+// many entries as there are wide buckets, and is always of that size, taken or
+// made so, and kept. A tick's timers then cross no chunk boundary until they
+// outnumber it, where a bucket of twenty crossed one on its fill and one on its
+// fire (bench/results/wide-level0.txt); and what the wide buckets keep is a
+// square fixed by the owner's shape, 4,096 entries for 64, however many timers
+// pass. So timers which come and go, one at a time or in waves, reuse the same
+// memory, and a wave that returns a little different from the last one finds it
+// too. The store holds a few more chunks of each size than its buckets need at
+// their peak, four times the square root of that need (Headroom): when it runs
+// out, it allocates that many at once, and Release keeps that many. Release
+// gives the garbage collector the other free chunks that no bucket took since
+// the Release before; its caller calls it once per period of time, so a chunk
+// unused for a whole period goes back, and a wave that returns within a period
+// finds its chunks, as does one a little larger than the last. The store's
+// table of chunks keeps 20 bytes (on a 64-bit platform) for the most chunks it
+// has held at once.
 //
 // The package is the storage layer of packwheel's wheels and knows nothing
 // about time but for PopEach, which fires while the last entry's deadline is
@@ -147,8 +146,9 @@ type Entry[V any] struct {
 //
 // It is a row of the store's table of chunks, the row that Find and Remove
 // read between a Link and its entry: 16 bytes on a 64-bit platform, a
-// pointer and a count where a slice would add a capacity, and the chunk's place in a list kept apart
-// (Store.prevs), which only scans, takes and frees read. Half the size of
+// pointer and a count where a slice would add a capacity, and the chunk's
+// place in a list kept apart (Store.prevs), which only scans, takes and
+// frees read. Half the size of
 // a row with both, the table takes half the cache: the hashed wheel, whose
 // sparse buckets have a chunk for every few timers, re-arms and cancels
 // with fewer cache misses and in less time, and the hierarchical wheel as
