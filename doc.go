@@ -38,20 +38,24 @@
 //
 // [Hashed] is a single-level hashed wheel: a timer waits in bucket
 // deadline%Slots for as many revolutions as it needs, and each tick compares
-// the deadlines in one bucket. It is the faster of the two per tick, so it
-// suits connection timeouts of up to tens of revolutions: with 4096 slots
-// of 1 ms, timeouts of up to a few minutes.
+// the deadlines in one bucket. It suits timers that mostly fire within a
+// revolution or a few, as when Slots spans the longest timeout: there a
+// tick's work is the timers that expire in it, and it fires timers faster
+// at most sizes (BenchmarkExpire in bench/). Each revolution a timer waits
+// costs it a compare, and a cancel in its sparse buckets misses the cache
+// more often, so it is behind where timers wait many revolutions or are
+// cancelled and re-armed (bench/results/results.md).
 //
 // [Wheel] is hierarchical: eleven levels of 64 slots cover every 64-bit
 // tick, one occupancy bitmap per level finds the next work in O(levels), and
 // every timer fires at its exact tick. A timer's cost does not grow with how
 // far away its deadline is, which suits timeouts of many revolutions and
 // timers of very different lengths in one wheel, and its zero value is ready
-// to use. Each level is a ring of the blocks after the current tick's, and a
-// timer's distance sets its level: timers due within 64 ticks go straight
-// to the first level, and timeouts that keep firing and re-arming move the
-// same way each time rather than piling into a coarser level whenever their
-// deadlines cross a block boundary.
+// to use; it is the one to start with. Each level is a ring of the blocks
+// after the current tick's, and a timer's distance sets its level: timers
+// due within 64 ticks go straight to the first level, and timeouts that
+// keep firing and re-arming move the same way each time rather than piling
+// into a coarser level whenever their deadlines cross a block boundary.
 //
 // Both implement [Timers]; tests and benchmarks run the same code on both.
 //

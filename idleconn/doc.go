@@ -34,18 +34,19 @@
 //	idle under load       Overload (off)               -                     Idle
 //
 // The timed limits (idle, deadline, write stall, drain rate, lifetime,
-// lingering close) close a connection never before its limit and at most
-// Resolution after it, even when an event loop is too busy to run on time:
-// then they only come later. The bounds on memory are checked where the
-// memory grows: input after each OnTraffic, output after each callback
-// that may write and each tick while output is pending. Output also has
-// water marks: a handler that answers pipelined requests asks Writable
-// before each answer, stops when it is false, and goes on when OnWritable
-// says the peer has read enough, as Netty's handlers do. The memory
-// budget bounds what all connections buffer together: from half of it
-// each connection's input and output maximum shrink, closing the largest
-// holders first, and at the whole of it new connections are refused, as
-// Envoy's overload manager does; UnderPressure tells a keep-alive server
+// lingering close) close a connection never before its limit, and at most
+// Resolution after it as long as its event loop is not held up (by a
+// handler, or a process starved of CPU) for longer than a quarter of
+// Resolution; a loop held up longer closes later, never earlier. The bounds
+// on memory are checked where the memory grows: input after each OnTraffic,
+// output after each callback that may write and each tick while output is
+// pending. Output also has water marks: a handler that answers pipelined
+// requests asks Writable before each answer, stops when it is false, and
+// goes on when OnWritable says the peer has read enough, as Netty's handlers
+// do. The memory budget bounds what all connections buffer together: from
+// half of it each connection's input and output maximum shrink, closing the
+// largest holders first, and at the whole of it new connections are refused,
+// as Envoy's overload manager does; UnderPressure tells a keep-alive server
 // to close after its answers meanwhile.
 //
 // A keep-alive HTTP server, for one, switches each connection between

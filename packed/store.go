@@ -48,9 +48,10 @@
 // gives the garbage collector the other free chunks that no bucket took since
 // the Release before; its caller calls it once per period of time, so a chunk
 // unused for a whole period goes back, and a wave that returns within a period
-// finds its chunks, as does one a little larger than the last. The store's
-// table of chunks keeps 20 bytes (on a 64-bit platform) for the most chunks it
-// has held at once.
+// finds its chunks, as does one a little larger than the last. The store
+// keeps 20 bytes a chunk (on a 64-bit platform: its row in the table of
+// chunks, 16, and its link in a list, 4) for the most chunks it has held at
+// once.
 //
 // The package is the storage layer of packwheel's wheels and knows nothing
 // about time but for PopEach, which fires while the last entry's deadline is
