@@ -156,3 +156,20 @@ func TestHashedSweepNotesMovedTimers(t *testing.T) {
 	require.Equal(t, []uint64{3, 12}, fired)
 	mustCheck(t, w)
 }
+
+// TestHashedSweepShortOfARevolution pins NextExpiry's shortcut at its
+// boundary: a sweep that began after a fired and has reached one tick
+// short of a revolution has not seen the bucket of the next tick, which
+// holds x, a revolution after a. Taken for a whole revolution, the sweep
+// would answer the limit, past x (TestHashedRandom also finds that
+// mutant, since it asks NextExpiry after every step).
+func TestHashedSweepShortOfARevolution(t *testing.T) {
+	w := NewHashed[*conn](HashedOptions{Slots: 4})
+	var a, x conn
+	w.Schedule(&a.timer, 2, &a)
+	w.Schedule(&x.timer, 6, &x) // a's bucket, a revolution later
+	w.Advance(2, nil)           // fires a, whose tick was the sweep's bound
+	w.Advance(5, nil)           // a new sweep, from 3: three ticks of four
+	require.Equal(t, uint64(6), w.NextExpiry(10))
+	mustCheck(t, w)
+}
