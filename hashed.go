@@ -243,7 +243,10 @@ func (w *Hashed[V]) Advance(to uint64, expire func(V)) {
 // nothing. A call to a tick before Now returns true at once, even if timers
 // of the tick it stopped in are still pending: only a call to Now or later
 // resumes them (TestAdvanceBackwards). n bounds the timers fired or moved,
-// not those compared and left for a later revolution. It allocates as
+// not those compared and left for a later revolution. Unlike the
+// hierarchical wheel's, it may report false with nothing left to do, when
+// the callbacks of the timers it fired cancelled the rest of the tick it
+// stopped in; the next call finds none there and goes on. It allocates as
 // Advance does, and panics if n <= 0 or as Advance does.
 func (w *Hashed[V]) AdvanceLimit(to uint64, n int, expire func(V)) bool {
 	checkMax("AdvanceLimit", n)
