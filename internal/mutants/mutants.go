@@ -1,0 +1,113 @@
+package main
+
+// A mutant is one deliberate bug: old, which must occur exactly once in
+// file (a path from the module's root), replaced by new.
+// TestMutantsApply checks the table against the code, so that a change
+// that moves a mutant's line says so rather than leaving it behind.
+type mutant struct {
+	name, file, old, new string
+}
+
+// mutants breaks each fast path and piece of cached state of the wheels
+// and their storage, and each boundary of the walks, in a way that is a
+// bug: each must fail the randomized model tests. Rewrites that change
+// only how fast a wheel is, or how much memory it keeps, are not here:
+// the model tests cannot see them, and the allocation and memory tests
+// guard them instead. Two such that were tried: visit treating a timer
+// postponed in place to another bucket as a change by a callback (it
+// then scans the bucket once more, which TestHashedScansPerTimer's bound
+// allows), and nearestFree preferring the next larger size to a free
+// chunk of the size asked for.
+var mutants = []mutant{
+	// The hierarchical wheel's hint and quiet path (Wheel.hint).
+	{"unhint-strict", "wheel.go",
+		"if d <= w.hintUntil {", "if d < w.hintUntil {"},
+	{"setHint-no-levels", "wheel.go",
+		"until = max(until, (blockOf(start, l)+1)<<levelShift(l)-1)", "until = max(until, start)"},
+	{"quietUntil-le", "wheel.go",
+		"return w.hinted && to < w.hint.start && to < w.s.releaseAt", "return w.hinted && to <= w.hint.start && to < w.s.releaseAt"},
+	{"hint-from-callback", "wheel.go",
+		"\t\tif !w.s.running {\n\t\t\tw.hint, w.hintUntil, w.hinted", "\t\tif true {\n\t\t\tw.hint, w.hintUntil, w.hinted"},
+	{"schedule-no-unhint", "wheel.go",
+		"\t\tw.unhint(deadline)\n\t\tif b := w.bucketFor(deadline)", "\t\tif b := w.bucketFor(deadline)"},
+	{"quiet-now-backwards", "wheel.go",
+		"\t\tw.s.now = max(w.s.now, to)\n\t\tw.s.running.leave()", "\t\tw.s.now = to\n\t\tw.s.running.leave()"},
+
+	// The hierarchical wheel's levels and its search for the next work.
+	{"levelFor-bump-gt", "level.go",
+		"d>>shift-now>>shift >= levelSlots", "d>>shift-now>>shift > levelSlots"},
+	{"levelFor-no-bump", "level.go",
+		"\t\tl++\n", "\t\t_ = l\n"},
+	{"levelFor-level0-le", "level.go",
+		"if diff < levelSlots {", "if diff <= levelSlots {"},
+	{"next-break-ge", "wheel.go",
+		"(blockOf(now, l)+1)<<shift > start {", "(blockOf(now, l)+1)<<shift >= start {"},
+	{"next-tie-finer-first", "wheel.go",
+		"!ok || c <= start {", "!ok || c < start {"},
+	{"nextInBlock-at-block-start", "wheel.go",
+		"occ != 0 && pos != 0 {", "occ != 0 {"},
+	{"nextInBlock-past-block", "wheel.go",
+		"pos+i < levelSlots {", "pos+i <= levelSlots {"},
+
+	// The hierarchical wheel's fast paths into level 0 and its bounded walk.
+	{"schedule-at-now", "wheel.go",
+		"case h.link.Chunk == 0 && deadline > w.s.now && w.s.occupied != nil:", "case h.link.Chunk == 0 && deadline >= w.s.now && w.s.occupied != nil:"},
+	{"scheduleAfter-level0-64", "wheel.go",
+		"delay-1 < levelSlots-1", "delay-1 < levelSlots"},
+	{"cascade-past-limit", "wheel.go",
+		"i > 0 && *work < limit; i-- {", "i > 0 && *work <= limit; i-- {"},
+	{"fire-stop-when-empty", "wheel.go",
+		"work == limit && !w.s.entries.Empty(bucket) {", "work == limit {"},
+	{"wheel-advance-to-now", "wheel.go",
+		"\tcase to < w.s.now:\n\t\treturn true\n\tcase w.s.occupied == nil:\n\t\tw.s.now = to // no buckets", "\tcase to <= w.s.now:\n\t\treturn true\n\tcase w.s.occupied == nil:\n\t\tw.s.now = to // no buckets"},
+
+	// Postponing in place, which both wheels share (store.postpone).
+	{"mayPostpone-ge", "store.go",
+		"return t > s.now+s.exact", "return t >= s.now+s.exact"},
+	{"postpone-no-lap", "store.go",
+		"(t+(d-t)&^s.lap)|postponed", "d|postponed"},
+	{"postpone-no-flag", "store.go",
+		"(t+(d-t)&^s.lap)|postponed, v, d", "(t+(d-t)&^s.lap), v, d"},
+	{"postpone-earlier", "store.go",
+		"if d < t || !s.mayPostpone(t) {", "if d+1 < t || !s.mayPostpone(t) {"},
+
+	// The hashed wheel's sweep (Hashed.sweepFrom, sweepMin) and its visits.
+	{"sweep-jump-early", "hashed.go",
+		"} else if w.s.now+1-w.sweepFrom >= revolution && w.sweepMin > w.s.now+1 {", "} else if w.s.now+2-w.sweepFrom >= revolution && w.sweepMin > w.s.now+1 {"},
+	{"gather-no-sweepMin", "hashed.go",
+		"\t\t\tw.sweepMin = min(w.sweepMin, left)\n\t\t\treturn due, true", "\t\t\treturn due, true"},
+	{"schedule-no-sweepMin", "hashed.go",
+		"\t\t// bucket that needs a new chunk.\n\t\tw.sweepMin = min(w.sweepMin, deadline)\n", "\t\t// bucket that needs a new chunk.\n"},
+	{"nextExpiry-sweep-short", "hashed.go",
+		"if !w.pending && now+1-w.sweepFrom >= uint64(w.slots) && w.sweepMin > limit {", "if !w.pending && now+1-w.sweepFrom >= uint64(w.slots)-1 && w.sweepMin > limit {"},
+	{"nextExpiry-pending-firing-only", "hashed.go",
+		"if w.pending && (!w.s.entries.Empty(w.firing) || w.holds(w.bucketFor(now), now)) {", "if w.pending && !w.s.entries.Empty(w.firing) {"},
+	{"moveLast-or", "hashed.go",
+		"if e.Deadline != t && e.Link.Deadline != t {", "if e.Deadline != t || e.Link.Deadline != t {"},
+	{"visit-firing-not-first", "hashed.go",
+		"\tif !w.s.entries.Empty(w.firing) {\n\t\t// A stopped visit left them", "\tif false {\n\t\t// A stopped visit left them"},
+	{"gather-no-postponed-to-t", "hashed.go",
+		"\t\t\t\tif at := tick(e.Deadline); at != t {", "\t\t\t\tif at := tick(e.Deadline); true {"},
+	{"scheduleAfter-delay-0", "hashed.go",
+		"case h.link.Chunk == 0 && delay > 0 && w.s.occupied != nil:", "case h.link.Chunk == 0 && delay >= 0 && w.s.occupied != nil:"},
+	{"hashed-advance-to-now", "hashed.go",
+		"\tcase to < w.s.now:\n\t\treturn true\n\tcase w.s.occupied == nil:\n\t\tw.s.now = to // no buckets", "\tcase to <= w.s.now:\n\t\treturn true\n\tcase w.s.occupied == nil:\n\t\tw.s.now = to // no buckets"},
+
+	// The store: links, counts, chunks kept and freed.
+	{"push-occupied-late", "packed/store.go",
+		"\tif n == 0 {\n\t\ts.occupied[bucket>>6] |= 1 << (bucket & 63)\n\t}\n\treturn true", "\tif n == 1 {\n\t\ts.occupied[bucket>>6] |= 1 << (bucket & 63)\n\t}\n\treturn true"},
+	{"exchange-one-link", "packed/store.go",
+		"la.Chunk, la.Index, lb.Chunk, lb.Index = lb.Chunk, lb.Index, la.Chunk, la.Index", "la.Chunk, la.Index = lb.Chunk, lb.Index"},
+	{"remove-moved-unlinked", "packed/store.go",
+		"\t\tmoved.Link.Chunk, moved.Link.Index = link.Chunk, link.Index\n", ""},
+	{"take-no-low", "packed/store.go",
+		"\tf.n--\n\tf.low = min(f.low, f.n)\n", "\tf.n--\n"},
+	{"freeTail-units", "packed/store.go",
+		"\tb.units -= 1 << size\n", "\tb.units -= 1\n"},
+	{"keeps-wrong-units", "packed/store.go",
+		"return b.units == 1 || bucket", "return b.units == 2 || bucket"},
+	{"popEach-frees-kept", "packed/store.go",
+		"\t\t\tif !s.keeps(bucket, b) {\n\t\t\t\ts.freeTail(b)\n\t\t\t}\n\t\t\tif len(b.live) == 0 {\n\t\t\t\ts.emptied(bucket)\n\t\t\t}\n\t\t}\n\t\t// The counts first", "\t\t\ts.freeTail(b)\n\t\t\tif len(b.live) == 0 {\n\t\t\t\ts.emptied(bucket)\n\t\t\t}\n\t\t}\n\t\t// The counts first"},
+	{"release-no-low-reset", "packed/store.go",
+		"\t\tf.total -= unused\n\t\tf.low = f.n\n", "\t\tf.total -= unused\n"},
+}
