@@ -1,11 +1,12 @@
 // Command mutants puts each of a table of deliberate bugs (mutants.go) into
-// a copy of packwheel's root package and package packed, one at a time,
-// and runs the randomized model tests on it: TestWheelRandom,
-// TestHashedRandom and TestStoreRandom, and the fuzz targets' seeds. They
-// are the net under the wheels' fast paths and cached state, and must fail
-// for every mutant; one that survives shows a state the tests do not
-// reach, as the hashed wheel's NextExpiry shortcut did until
-// TestHashedRandom asked it after every step.
+// a copy of packwheel, one at a time, and runs the randomized model tests
+// of the package it changes on it (testsFor): TestWheelRandom,
+// TestHashedRandom, TestStoreRandom and the fuzz targets' seeds for the
+// wheels and their storage, TestReapBounds, TestOutputBoundsRandom and
+// TestBudgetModel for idleconn. They are the net under the fast paths and
+// cached state, and must fail for every mutant; one that survives shows a
+// state the tests do not reach, as the hashed wheel's NextExpiry shortcut
+// did until TestHashedRandom asked it after every step.
 //
 // Usage, from the repository's root:
 //
@@ -39,8 +40,19 @@ import (
 // modulePath is the module whose packages the mutants change.
 const modulePath = "github.com/packwheel/packwheel"
 
-// modelTests are the randomized model tests, by name, for go test's -run.
-const modelTests = "^(TestWheelRandom|TestHashedRandom|FuzzWheel|FuzzHashed|TestStoreRandom)$"
+// testsFor returns the packages whose randomized model tests a mutant of
+// file must fail, and those tests' names for go test's -run: the wheels'
+// for the wheels, the wheels' and the store's for package packed, and
+// idleconn's own on its fake clock for idleconn.
+func testsFor(file string) (pkgs []string, run string) {
+	switch {
+	case strings.HasPrefix(file, "idleconn/"):
+		return []string{"./idleconn"}, "^(TestReapBounds|TestOutputBoundsRandom|TestBudgetModel)$"
+	case strings.HasPrefix(file, "packed/"):
+		return []string{".", "./packed"}, "^(TestWheelRandom|TestHashedRandom|FuzzWheel|FuzzHashed|TestStoreRandom)$"
+	}
+	return []string{"."}, "^(TestWheelRandom|TestHashedRandom|FuzzWheel|FuzzHashed)$"
+}
 
 func main() {
 	run := flag.String("run", "", "only the mutants whose names match this regular expression")
@@ -99,8 +111,7 @@ func moduleRoot() (string, error) {
 }
 
 // try copies the module to a new directory, applies m there and runs the
-// model tests: of the root package, and of packed too for a mutant of
-// packed. It returns "caught", "survived" or "no build", and the first
+// model tests that testsFor names. It returns "caught", "survived" or "no build", and the first
 // line of the tests' output that names a failure.
 func try(root string, m mutant, timeout time.Duration) (verdict, detail string, err error) {
 	dir, err := os.MkdirTemp("", "packwheel-mutant-")
@@ -114,16 +125,13 @@ func try(root string, m mutant, timeout time.Duration) (verdict, detail string, 
 	if err := apply(dir, m); err != nil {
 		return "", "", err
 	}
-	pkgs := []string{"."}
-	if strings.HasPrefix(m.file, "packed/") {
-		pkgs = append(pkgs, "./packed")
-	}
+	pkgs, tests := testsFor(m.file)
 	// The test binary's own timeout first, so that a loop that does not
 	// end prints its goroutines; the context's, later, in case it hangs
 	// in a way that stops the binary from doing so.
 	ctx, cancel := context.WithTimeout(context.Background(), timeout+time.Minute)
 	defer cancel()
-	args := append([]string{"test", "-count=1", "-failfast", "-timeout", timeout.String(), "-run", modelTests}, pkgs...)
+	args := append([]string{"test", "-count=1", "-failfast", "-timeout", timeout.String(), "-run", tests}, pkgs...)
 	cmd := exec.CommandContext(ctx, "go", args...)
 	cmd.Dir = dir
 	out, runErr := cmd.CombinedOutput()

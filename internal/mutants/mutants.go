@@ -8,9 +8,10 @@ type mutant struct {
 	name, file, old, new string
 }
 
-// mutants breaks each fast path and piece of cached state of the wheels
-// and their storage, and each boundary of the walks, in a way that is a
-// bug: each must fail the randomized model tests. Rewrites that change
+// mutants breaks each fast path and piece of cached state of the wheels,
+// their storage and idleconn, and each boundary of the walks and the
+// limits, in a way that is a bug: each must fail the randomized model
+// tests. Rewrites that change
 // only how fast a wheel is, or how much memory it keeps, are not here:
 // the model tests cannot see them, and the allocation and memory tests
 // guard them instead. Two such that were tried: visit treating a timer
@@ -110,4 +111,41 @@ var mutants = []mutant{
 		"\t\t\tif !s.keeps(bucket, b) {\n\t\t\t\ts.freeTail(b)\n\t\t\t}\n\t\t\tif len(b.live) == 0 {\n\t\t\t\ts.emptied(bucket)\n\t\t\t}\n\t\t}\n\t\t// The counts first", "\t\t\ts.freeTail(b)\n\t\t\tif len(b.live) == 0 {\n\t\t\t\ts.emptied(bucket)\n\t\t\t}\n\t\t}\n\t\t// The counts first"},
 	{"release-no-low-reset", "packed/store.go",
 		"\t\tf.total -= unused\n\t\tf.low = f.n\n", "\t\tf.total -= unused\n"},
+
+	// idleconn's reaper: the timer armed for a connection's earliest
+	// limit, re-armed lazily, and what the traffic path records.
+	{"expire-tick-early", "idleconn/reaper.go",
+		"if due > now {", "if due > now+1 {"},
+	{"dueOf-first-not-earliest", "idleconn/reaper.go",
+		"due, why = d, k.why\n", "due, why = d, k.why\n\t\t\tbreak\n"},
+	{"arm-never-earlier", "idleconn/reaper.go",
+		"s.timer.Active() && s.timer.Deadline() <= due", "s.timer.Active()"},
+	{"expire-no-look-pending", "idleconn/reaper.go",
+		"if s.pend != 0 || s.flags&closing != 0 {", "if s.flags&closing != 0 {"},
+	{"traffic-no-busy", "idleconn/handler.go",
+		"\ts.last.epoch = l.epoch\n\tif !l.busy.Load() {\n\t\tl.markBusy()\n\t}\n", "\ts.last.epoch = l.epoch\n"},
+
+	// idleconn's time stamps and the boundaries of its timed limits.
+	{"endOf-epoch-start", "idleconn/buffers.go",
+		"next := e + 1", "next := e"},
+	{"lifetime-tick-early", "idleconn/limits.go",
+		"return m.born + m.ticks", "return m.born + m.ticks - 1"},
+	{"stall-without-pending", "idleconn/buffers.go",
+		"if ticks == 0 || s.pend == 0 {", "if ticks == 0 {"},
+	{"pend-start-no-stall-reset", "idleconn/buffers.go",
+		"m.stall.since, m.drain = st, drain{start: st}", "m.drain = drain{start: st}"},
+	{"drain-half-counted", "idleconn/buffers.go",
+		"m.drain.drained += prev - p", "m.drain.drained += (prev - p) / 2"},
+	{"look-every-other-tick", "idleconn/buffers.go",
+		"return now + 1 // and each tick", "return now + 2 // and each tick"},
+	{"look-skip-drained-to-zero", "idleconn/buffers.go",
+		"if p|s.pend != 0 || s.flags&closing != 0 {", "if p != 0 || s.flags&closing != 0 {"},
+
+	// idleconn's memory budget: the loops' sums and their pressure.
+	{"closing-refund-uncharged", "idleconn/handler.go",
+		"l.hold(s, s.pend) // and", "s.held = s.pend // and"},
+	{"recheck-only-up", "idleconn/buffers.go",
+		"if n > l.recheckAbove || n < l.recheckBelow {", "if n > l.recheckAbove {"},
+	{"holders-stale-list", "idleconn/buffers.go",
+		"if from == to || from < listed && to < listed {", "if from == to || to < listed {"},
 }
