@@ -1,6 +1,7 @@
 package idleconn
 
 import (
+	"cmp"
 	"fmt"
 	"math/rand/v2"
 	"os"
@@ -32,6 +33,9 @@ type simConn struct {
 	*fakeConn
 	openAt   time.Duration
 	lastData time.Duration
+	// idle is the client's own idle timeout, set with SetIdleTimeout at
+	// its open; 0 leaves Options.Timeout.
+	idle time.Duration
 	// quietAt is when the client stops sending; busy clients never do.
 	quietAt time.Duration
 	gap     time.Duration // at most between two sends
@@ -96,6 +100,9 @@ func (s *sim) run(end, step time.Duration, lag func() time.Duration) {
 				fd++
 				c.fakeConn = openFake(s.h, s.loop, fd)
 				s.byFD[fd] = c
+				if c.idle != 0 {
+					require.True(s.t, s.h.SetIdleTimeout(c.fakeConn, c.idle))
+				}
 				c.lastData, c.nextAt = now, now+s.pause(c)
 			case c.fakeConn != nil && c.open && now >= c.nextAt && now < c.quietAt:
 				s.h.OnTraffic(c.fakeConn)
@@ -123,15 +130,42 @@ func (s *sim) pause(c *simConn) time.Duration {
 }
 
 // TestReapBounds checks the reaper's promises over random clients and
-// options on a fake clock: an idle connection is closed between Timeout and
-// Timeout+Resolution after its last data, a busy one (data at least every
-// Timeout/2) never, and none lives past MaxLifetime+Resolution. With the
-// loop late to run the reaper, closes come later but never early.
+// options on a fake clock: an idle connection is closed between its idle
+// timeout (Options.Timeout, or its own from SetIdleTimeout) and three ticks
+// after it, counted from its last data, a busy one (data at least every
+// half its idle timeout) never, and none lives past MaxLifetime and three
+// ticks. With the loop late to run the reaper, closes come later but never
+// early.
+//
+// Three ticks, not Resolution, is the lateness of a loop on time: one for
+// rounding the limit up to ticks, one for the stamp's tick, one for the
+// refresh that sees the expiry (ticksPerResolution), plus a step of the
+// sim, by which its driver may wake after the tick it waits for. The
+// timeouts are drawn to the nanosecond, so that the rounding to ticks,
+// which is little or none for a Timeout in whole milliseconds, leaves room
+// to spare: a driver that wakes a loop one tick
+// after its timer is due (mutant "wake-tick-late", case l.next.Load() <
+// now) then closes past the bound. It shows only when nothing else ran
+// the loop at that tick, so half the rounds have a single busy client, a
+// sparse neighbour, and the others many.
+//
+// A quarter of the clients set their own idle timeout, most of them two to
+// eight times Timeout, and go quiet while the busy clients keep the loop
+// refreshing at most ticks, so that their stamps grow older than the ring,
+// which remembers only one to two Timeouts' worth of refreshes: their timers
+// fire at arm's horizon, Timeout ahead, and expire settles the stamp while
+// the ring still holds its epoch. Without the settle (mutant
+// "expire-no-settle") the stamp counts from the oldest refresh remembered,
+// which moves on, and the connection never closes; without the horizon
+// (mutant "arm-no-horizon") its timer fires after the ring forgot the
+// stamp, and it closes far too late or never.
 func TestReapBounds(t *testing.T) {
+	const step = 100 * time.Microsecond
 	rng := rand.New(rand.NewPCG(testSeed(t), 0))
 	for round := range 40 {
 		lagged := round%2 == 1
-		timeout := time.Duration(20+rng.IntN(200)) * time.Millisecond
+		sparse := round%4 >= 2
+		timeout := 20*time.Millisecond + time.Duration(rng.Int64N(int64(200*time.Millisecond)))
 		opts := Options{Timeout: timeout, Wheel: WheelKind(rng.IntN(2))}
 		if rng.IntN(2) == 0 {
 			opts.Resolution = max(timeout/time.Duration(1+rng.IntN(20)), MinResolution)
@@ -139,18 +173,30 @@ func TestReapBounds(t *testing.T) {
 		if rng.IntN(3) == 0 {
 			opts.MaxLifetime = time.Duration(rng.Int64N(int64(4 * timeout)))
 		}
-		t.Run(fmt.Sprintf("round=%d/lagged=%v", round, lagged), func(t *testing.T) {
+		t.Run(fmt.Sprintf("round=%d/lagged=%v/sparse=%v", round, lagged, sparse), func(t *testing.T) {
 			s := newSim(t, rng, opts)
 			res := s.h.cfg.resolution
-			for i := range 60 {
+			late := 3*s.h.cfg.tick + step
+			for i := range 80 {
 				c := &simConn{openAt: time.Duration(rng.Int64N(int64(timeout))), closeAt: -1, gap: timeout / 2}
-				switch i % 3 {
+				switch i % 4 {
 				case 0: // silent
 					c.quietAt = 0
 				case 1: // busy for a while, then silent
 					c.quietAt = c.openAt + time.Duration(rng.Int64N(int64(3*timeout)))
-				default: // busy throughout
+				case 2: // its own idle timeout; busy for a while, then silent
+					if rng.IntN(4) == 0 {
+						c.idle = res + time.Duration(rng.Int64N(int64(timeout-res)+1))
+					} else {
+						c.idle = 2*timeout + time.Duration(rng.Int64N(int64(6*timeout)))
+					}
+					c.gap = min(c.idle, timeout) / 2
+					c.quietAt = c.openAt + time.Duration(rng.Int64N(int64(3*timeout)))
+				default: // busy throughout; in a sparse round only the first, the others silent
 					c.quietAt = 1 << 62
+					if sparse && i > 3 {
+						c.quietAt = 0
+					}
 				}
 				s.conns = append(s.conns, c)
 			}
@@ -158,8 +204,10 @@ func TestReapBounds(t *testing.T) {
 			if lagged {
 				lag = func() time.Duration { return time.Duration(rng.Int64N(int64(2 * res))) }
 			}
-			end := 6*timeout + 4*res
-			s.run(end, 100*time.Microsecond, lag)
+			// The longest idle timeout, 8*timeout, after data until
+			// 4*timeout, and the lag's room.
+			end := 13*timeout + 4*res
+			s.run(end, step, lag)
 
 			for i, c := range s.conns {
 				busy := c.quietAt > end
@@ -167,13 +215,14 @@ func TestReapBounds(t *testing.T) {
 					require.True(t, busy && opts.MaxLifetime == 0, "conn %d never closed: %+v", i, c)
 					continue
 				}
+				limit := cmp.Or(c.idle, timeout)
 				idle, life := c.closeAt-c.lastData, c.closeAt-c.openAt
 				switch c.why {
 				case Idle:
 					require.False(t, busy, "busy conn %d closed as idle after %v", i, idle)
-					require.GreaterOrEqual(t, idle, timeout, "conn %d closed early", i)
+					require.GreaterOrEqual(t, idle, limit, "conn %d closed early", i)
 					if !lagged {
-						require.LessOrEqual(t, idle, timeout+res, "conn %d closed late", i)
+						require.LessOrEqual(t, idle, limit+late, "conn %d closed late", i)
 					}
 				case Lifetime:
 					require.NotZero(t, opts.MaxLifetime)
@@ -182,7 +231,7 @@ func TestReapBounds(t *testing.T) {
 					t.Fatalf("conn %d closed without a reason", i)
 				}
 				if opts.MaxLifetime > 0 && !lagged {
-					require.LessOrEqual(t, life, opts.MaxLifetime+res, "conn %d outlived MaxLifetime", i)
+					require.LessOrEqual(t, life, opts.MaxLifetime+late, "conn %d outlived MaxLifetime", i)
 				}
 			}
 			require.True(t, settled(s.h, s.h.Stats().Tracked))
