@@ -2,6 +2,7 @@ package idleconn
 
 import (
 	"cmp"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -291,26 +292,85 @@ func TestBudgetOff(t *testing.T) {
 	require.Empty(t, f.reap)
 }
 
+// budgetCloses checks each OverBudget close, from OnReap, where the
+// victim is still tracked and its bytes still counted, against the rules
+// Options.Budget documents: the total is past half the budget
+// (UnderPressure) and either past nine tenths of it, where relief closes
+// the largest holders until it is under, or the victim's input or output,
+// as its latest look saw them, is past the limit the total leaves it:
+// MaxInput and Output.Max shrunk in proportion to the total's excess over
+// the half, toward 64 KiB and twice Output.High. The squeeze is computed
+// here from the documentation, not read from the loop, so that limits
+// shrinking from two fifths of the budget (the squeeze-below-half mutant)
+// show; and the victim's input is what it holds less its pending output,
+// so that a shed pass counting the output as input too closes a
+// connection within both its limits (the shed-output-as-input mutant).
+type budgetCloses struct {
+	h      *Handler
+	driven gnet.Conn // the connection whose OnTraffic runs, if any
+	relief bool      // a close of the driven connection's relief seen
+	n      int       // OverBudget closes seen
+	bad    []string  // those the rules do not allow
+}
+
+// onReap is the OnReap of the tests that use b.
+func (b *budgetCloses) onReap(c gnet.Conn, why Reason) {
+	if why != OverBudget {
+		return
+	}
+	b.n++
+	h := b.h
+	budget, used := h.cfg.budget, h.buffered()
+	s, _ := h.tracking(c)
+	if s == nil {
+		b.bad = append(b.bad, fmt.Sprintf("close %d: fd %d not tracked at its OnReap", b.n, c.Fd()))
+		return
+	}
+	x := min(max(2*float64(used)/float64(budget)-1, 0), 1)
+	o := s.lim().output
+	in, p := s.held-s.pend, s.pend
+	maxIn := squeezed(h.cfg.maxInput, min(h.cfg.maxInput, budgetInputFloor), x)
+	maxOut := squeezed(o.Max, min(o.Max, 2*o.High), x)
+	relief := used > budget*9/10
+	if relief && c != b.driven {
+		b.relief = true
+	}
+	switch {
+	case 2*used <= budget || !h.UnderPressure():
+		b.bad = append(b.bad, fmt.Sprintf("close %d: at %d of %d buffered, not past half", b.n, used, budget))
+	case relief || in > maxIn || p > maxOut:
+	case c == b.driven && b.relief:
+		// Its OnTraffic's relief passed it among the largest holders,
+		// past nine tenths, and closed others before telling it.
+	default:
+		b.bad = append(b.bad, fmt.Sprintf("close %d: fd %d holds %d in, %d out, within %d, %d at %d of %d buffered",
+			b.n, c.Fd(), in, p, maxIn, maxOut, used, budget))
+	}
+}
+
+// traffic is f.traffic(c), with c as the driven connection.
+func (b *budgetCloses) traffic(f *fakeServer, c *fakeConn) gnet.Action {
+	b.driven, b.relief = c, false
+	defer func() { b.driven = nil }()
+	return f.traffic(c)
+}
+
 // TestBudgetModel drives random connections on two loops, growing and
 // shrinking what they buffer through their handler, opening and closing,
 // closing after flush (whose late input is discarded and leaves the
 // budget) and untracked (whose bytes leave it), with the clock moving:
 // after every step the accounting is exact and the total within a step
 // of the budget per loop, once the loops have run it is under the
-// budget, and every OverBudget close came with the total past half of
-// it.
+// budget, and every OverBudget close is one the rules allow
+// (budgetCloses).
 func TestBudgetModel(t *testing.T) {
 	rng := rand.New(rand.NewPCG(testSeed(t), 29))
-	var f *fakeServer
-	var over []bool // at each close: was the pressure at least a half?
+	closes := &budgetCloses{}
 	opts := budgetOpts
-	opts.OnReap = func(_ gnet.Conn, why Reason) {
-		if why == OverBudget {
-			over = append(over, 2*f.h.buffered() >= f.h.cfg.budget)
-		}
-	}
+	opts.OnReap = closes.onReap
 	w := &writer{}
-	f = newFakeServer(t, w, opts)
+	f := newFakeServer(t, w, opts)
+	closes.h = f.h
 	loops := []*fakeLoop{f.loop(), f.loop()}
 	open := map[int]*fakeConn{}
 	var lingering, untracked int // moves made
@@ -337,13 +397,14 @@ func TestBudgetModel(t *testing.T) {
 			c.in += int32(rng.IntN(80 << 10))
 			w.take, w.add = int32(rng.IntN(100<<10)), int32(rng.IntN(40<<10))
 			c.out -= min(c.out, int32(rng.IntN(60<<10)))
-			f.traffic(c)
+			closes.traffic(f, c)
 			if s := f.slot(c); s != nil && s.flags&closing != 0 {
 				// Closing after flush: the input is discarded as it
 				// comes, and leaves the budget (the lingering refund).
 				require.Equal(t, s.pend, s.held, "step %d: a connection closing after flush holds no input", step)
 			}
 		}
+		require.Empty(t, closes.bad, "step %d", step)
 		checkBudget(t, f.h)
 		// A loop's data path relieves the budget when its own growth,
 		// seen a step of 1/256 at a time, takes the total over.
@@ -354,16 +415,139 @@ func TestBudgetModel(t *testing.T) {
 			for _, l := range loops {
 				l.runQueued()
 			}
+			require.Empty(t, closes.bad, "step %d's run", step)
 			checkBudget(t, f.h)
 			require.LessOrEqual(t, f.h.Stats().Buffered, opts.Budget, "step %d", step)
 		}
 	}
-	require.NotEmpty(t, over, "the budget closed connections")
+	require.Positive(t, closes.n, "the budget closed connections")
 	require.Positive(t, lingering, "closes after flush")
 	require.Positive(t, untracked, "untracked connections")
-	for i, half := range over {
-		require.True(t, half, "OverBudget close %d under half the budget", i)
+}
+
+// TestBudgetBands drives the total through the bands the budget's rules
+// tell apart, with connections near their limits in each, which
+// TestBudgetModel's traffic seldom holds: a random round draws a target
+// under two fifths of the budget, from two fifths to a half, from a half
+// to nine tenths, or past nine tenths, and opens, on two loops in random
+// order, one to three heavy connections (input near MaxInput, output near
+// Output.Max, or some of each, as fits under the target) and light ones
+// (under 64 KiB of each, which no squeeze closes) up to the target; then
+// it moves some of them a little, and lets the loops run. Every
+// OverBudget close must be one the rules allow (budgetCloses), a
+// connection is refused exactly when the total is at the budget, and
+// UnderPressure says whether the total is past half, where the limits
+// begin to shrink. Up to a half a connection at its own limits stays:
+// limits that shrink from two fifths (the squeeze-below-half mutant)
+// close the heavy ones there; from a half a connection within both its
+// shrunk limits stays, though its input and output together are past
+// the input's (the shed-output-as-input mutant).
+func TestBudgetBands(t *testing.T) {
+	rng := rand.New(rand.NewPCG(testSeed(t), 31))
+	const kb = 1 << 10
+	closes := &budgetCloses{}
+	opts := budgetOpts
+	opts.OnReap = closes.onReap
+	w := &writer{}
+	f := newFakeServer(t, w, opts)
+	closes.h = f.h
+	b, maxIn, maxOut := opts.Budget, int(opts.MaxInput), int(opts.Output.Max)
+	loops := []*fakeLoop{f.loop(), f.loop()}
+	check := func(what string, round int) {
+		t.Helper()
+		require.Empty(t, closes.bad, "round %d, %s", round, what)
+		checkBudget(t, f.h)
+		used := f.h.buffered()
+		require.Equal(t, 2*used > b, f.h.UnderPressure(), "round %d, %s: %d of %d buffered", round, what, used, b)
 	}
+	bandSeen := [4]int{} // rounds that reached each band with a heavy connection in it
+	for round := range 400 {
+		band := rng.IntN(4)
+		lo := [...]float64{0.2, 0.4, 0.5, 0.9}[band]
+		hi := [...]float64{0.4, 0.5, 0.9, 1.05}[band]
+		target := int((lo + (hi-lo)*rng.Float64()) * float64(b))
+		type plan struct{ in, out int }
+		var plans []plan
+		planned := 0
+		for range 1 + rng.IntN(3) {
+			var p plan
+			switch rng.IntN(3) {
+			case 0:
+				p = plan{maxIn - rng.IntN(24*kb), rng.IntN(16 * kb)}
+			case 1:
+				p = plan{rng.IntN(16 * kb), maxOut - rng.IntN(48*kb)}
+			default:
+				p = plan{64*kb + rng.IntN(144*kb), 64*kb + rng.IntN(240*kb)}
+			}
+			if planned+p.in+p.out <= target {
+				plans = append(plans, p)
+				planned += p.in + p.out
+			}
+		}
+		heavy := len(plans)
+		for planned < target {
+			p := plan{rng.IntN(48 * kb), rng.IntN(48 * kb)}
+			plans = append(plans, p)
+			planned += p.in + p.out
+		}
+		perm := rng.Perm(len(plans))
+		var conns []*fakeConn
+		for i, j := range perm {
+			p := plans[j]
+			full := f.h.buffered() >= b
+			c := openFake(f.h, loops[rng.IntN(2)], 10+i)
+			require.Equal(t, full, f.slot(c) == nil, "round %d: refused exactly at the budget", round)
+			if f.slot(c) == nil {
+				continue
+			}
+			conns = append(conns, c)
+			c.in = int32(p.in)
+			w.take, w.add = 0, int32(p.out)
+			closes.traffic(f, c)
+			check("delivery", round)
+			for _, l := range loops {
+				l.runQueued()
+			}
+			check("delivery's runnables", round)
+		}
+		if heavy > 0 {
+			bandSeen[band]++
+		}
+		// Some move a little: the peer sends and reads, the handler
+		// consumes and writes.
+		for range len(conns) {
+			c := conns[rng.IntN(len(conns))]
+			if f.slot(c) == nil {
+				continue
+			}
+			c.in += int32(rng.IntN(16 * kb))
+			w.take, w.add = int32(rng.IntN(16*kb)), int32(rng.IntN(16*kb))
+			c.out -= min(c.out, int32(rng.IntN(16*kb)))
+			closes.traffic(f, c)
+			check("move", round)
+		}
+		f.clk.t = f.clk.t.Add(f.h.cfg.tick)
+		f.h.wake(f.clk.t)
+		for _, l := range loops {
+			l.runQueued()
+		}
+		check("run", round)
+		require.LessOrEqual(t, f.h.buffered(), b, "round %d: once the loops have run", round)
+		for _, c := range conns {
+			_ = c.loop.Close(c)
+		}
+		require.Zero(t, f.h.buffered(), "round %d: every connection gone", round)
+		f.clk.t = f.clk.t.Add(f.h.cfg.tick)
+		f.h.wake(f.clk.t)
+		for _, l := range loops {
+			l.runQueued()
+		}
+		check("closed", round)
+	}
+	for band, n := range bandSeen {
+		require.Positive(t, n, "band %d reached with a heavy connection", band)
+	}
+	require.Positive(t, closes.n, "the budget closed connections")
 }
 
 // TestBudgetZeroAllocs checks that the budget's accounting, its pass and
