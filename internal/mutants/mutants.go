@@ -122,6 +122,12 @@ var mutants = []mutant{
 		"s.timer.Active() && s.timer.Deadline() <= due", "s.timer.Active()"},
 	{"expire-no-look-pending", "idleconn/reaper.go",
 		"if s.pend != 0 || s.flags&closing != 0 {", "if s.flags&closing != 0 {"},
+	{"expire-no-settle", "idleconn/reaper.go",
+		"\tl.settle(&s.last)\n", ""},
+	{"arm-no-horizon", "idleconn/reaper.go",
+		"\tdue = min(due, now+1+l.cfg.idleTicks)\n", ""},
+	{"wake-tick-late", "idleconn/reaper.go",
+		"case l.next.Load() <= now:", "case l.next.Load() < now:"},
 	{"traffic-no-busy", "idleconn/handler.go",
 		"\ts.last.epoch = l.epoch\n\tif !l.busy.Load() {\n\t\tl.markBusy()\n\t}\n", "\ts.last.epoch = l.epoch\n"},
 
@@ -146,6 +152,10 @@ var mutants = []mutant{
 		"l.hold(s, s.pend) // and", "s.held = s.pend // and"},
 	{"recheck-only-up", "idleconn/buffers.go",
 		"if n > l.recheckAbove || n < l.recheckBelow {", "if n > l.recheckAbove {"},
+	{"squeeze-below-half", "idleconn/buffers.go",
+		"2*float64(used)/float64(b)-1", "2*float64(used)/float64(b)-0.8"},
+	{"shed-output-as-input", "idleconn/buffers.go",
+		"l.overBudget(s, s.held-s.pend, s.pend, true)", "l.overBudget(s, s.held, s.pend, true)"},
 	{"holders-stale-list", "idleconn/buffers.go",
 		"if from == to || from < listed && to < listed {", "if from == to || to < listed {"},
 }
