@@ -567,12 +567,26 @@ func TestBoundsZeroAllocs(t *testing.T) {
 // behaves, and what happened to it, as the reference sees it.
 type simPeer struct {
 	*fakeConn
+	kind     int           // simFast and the others below
 	add      int32         // what the server writes per request
+	first    int32         // if not 0, what it writes for the first request instead
 	every    time.Duration // between requests; 0 for none
 	rate     int           // bytes the peer reads a second, until stallAt
 	stallAt  time.Duration // when it stops reading
 	nextSend time.Duration
 	carry    int // read credit below a byte
+	// A bursting peer reads burst bytes every burstEvery, from its first
+	// answer on, instead of reading at rate.
+	burst      int32
+	burstEvery time.Duration
+	nextBurst  time.Duration
+	max        int // its output's Max, the round's unless set per connection
+	// A closing peer's handler calls CloseAfterFlush with its answer from
+	// closeAt on; probe says the application then asks Writable at each
+	// step, and hangUp after how long from the close the peer closes
+	// itself (0 never).
+	closeAt, hangUp time.Duration
+	probe           bool
 	// The reference's record: the latest data, the latest drain, when
 	// output last was empty, and every drain (time, bytes) of the last
 	// windows.
@@ -581,7 +595,34 @@ type simPeer struct {
 	closedAt                       time.Duration
 	why                            Reason
 	closedOut                      int32 // pending when closed
+	// The water marks as the reference sees them: above says the output
+	// has passed High since it was last at or below Low, lowAt when it
+	// came down to Low with above still set (-1 if not), writable the
+	// OnWritable calls.
+	above    bool
+	lowAt    time.Duration
+	writable int
+	// The lingering close: when CloseAfterFlush was called, when the
+	// output was then first found empty, when the write side was shut
+	// (-1 for not yet), and whether the peer hung up.
+	closingAt, emptiedAt, shutAt time.Duration
+	closing, hungUp              bool
+	lateCalls                    int // wrapped handler's calls after CloseAfterFlush
 }
+
+// The peers of TestOutputBoundsRandom, by fd modulo simKinds.
+const (
+	simFast    = iota // fast and chatty: never closed
+	simStops          // stops reading
+	simSlow           // reads slowly
+	simGreedy         // asks for more than it reads
+	simSilent         // sends nothing
+	simPolite         // its handler asks Writable before each answer
+	simOnce           // one large answer, read steadily after it stops sending
+	simExact          // drains exactly MinDrainRate*DrainWindow a window
+	simClosing        // its handler closes it after flush
+	simKinds
+)
 
 type drainEvent struct {
 	at    time.Duration
@@ -589,12 +630,53 @@ type drainEvent struct {
 }
 
 // simWriter is the wrapped handler of TestOutputBoundsRandom: each
-// request is answered with the peer's add bytes, which stay pending.
-type simWriter struct{ gnet.BuiltinEventEngine }
+// request is answered with the peer's add bytes, which stay pending. A
+// polite peer's handler answers only while Writable says so, which it
+// checks against the reference's water marks; a closing peer's handler
+// calls CloseAfterFlush with its answer once its time has come.
+type simWriter struct {
+	gnet.BuiltinEventEngine
+	t       *testing.T
+	h       *Handler
+	out     OutputLimit
+	elapsed func() time.Duration
+}
 
-func (*simWriter) OnTraffic(c gnet.Conn) gnet.Action {
+func (w *simWriter) OnTraffic(c gnet.Conn) gnet.Action {
 	p := c.Context().(*simPeer)
-	p.out += p.add
+	if p.closing {
+		p.lateCalls++ // CloseAfterFlush: the wrapped handler hears no more
+		return gnet.None
+	}
+	n := p.add
+	if p.first != 0 {
+		n, p.first = p.first, 0
+	}
+	if p.kind == simPolite {
+		// Not writable from above High until at or below Low: a
+		// handler told so between the marks would write on, which the
+		// low-water mark taken for the high one (low-mark-is-high) does.
+		want := !p.above || int(p.out) <= w.out.Low
+		if got := w.h.Writable(c); got != want {
+			w.t.Errorf("fd %d: Writable %v with %d pending (High %d, Low %d, above High since: %v), want %v",
+				p.fd, got, p.out, w.out.High, w.out.Low, p.above, want)
+		} else if !got {
+			n = 0 // it waits for OnWritable
+		} else {
+			p.above = false // Writable told the handler first: no OnWritable
+		}
+	}
+	p.out += n
+	if int(p.out) > w.out.High {
+		p.above, p.lowAt = true, -1
+	}
+	if p.kind == simClosing && w.elapsed() >= p.closeAt {
+		p.closing, p.closingAt = true, w.elapsed()
+		require.True(w.t, w.h.CloseAfterFlush(c))
+		if p.out == 0 {
+			p.emptiedAt = p.closingAt
+		}
+	}
 	return gnet.None
 }
 
@@ -603,22 +685,64 @@ func (*simWriter) OnTraffic(c gnet.Conn) gnet.Action {
 // reason the reference agrees with, never early (a write stall after a
 // whole timeout without a drain, a slow drain after a whole window with
 // output pending and too little drained, idle after a whole timeout with
-// neither data nor a drain, output full above Max) and, with the loop on
-// time, at most Resolution late; a peer that reads fast enough and sends
-// often enough is never closed.
+// neither data nor a drain, output full above Max, linger after a whole
+// Linger from the shut) and, with the loop on time, at most Resolution
+// late; a peer that reads fast enough and sends often enough is never
+// closed. The rarer states are reached on purpose, each catching a
+// mutant that survived before them:
+//
+//   - a peer that stops sending after one large answer, which it reads
+//     steadily for longer than the idle timeout: its drains are activity
+//     (drain-not-activity);
+//   - that answer and another peer's fill their output exactly to Max,
+//     set per connection: at Max is not above it (output-full-at-max);
+//   - a peer that drains exactly MinDrainRate*DrainWindow once a window,
+//     in bursts, in the rounds where that share is a whole number of
+//     bytes: enough is not fewer (roll-drain-strict);
+//   - handlers that ask Writable before each answer, checked against the
+//     water marks, and OnWritable, once per passing of High, only at or
+//     below Low, within a tick of the drain, never while closing
+//     (low-mark-is-high);
+//   - closing peers, CloseAfterFlush with their last answer: the write
+//     side is shut once the output is found drained, and the connection
+//     closed Linger to Linger+Resolution after the shut, unless the peer
+//     hangs up first. Half of them hold back their last byte until a
+//     tick has begun and their application then asks Writable, which
+//     sees the drain before the loop's runnable has refreshed its tick:
+//     the shut then comes in the tick after the one the loop knows, and
+//     a linger counted from the loop's tick without the tick it lags
+//     closes early (linger-tick-early), when the tick is not a whole
+//     number of the test's steps. Linger is a whole number of ticks, so
+//     that rounding it up hides nothing.
 func TestOutputBoundsRandom(t *testing.T) {
 	t.Parallel() // a fake clock: CPU alone, run while the network tests wait
 	rng := rand.New(rand.NewPCG(testSeed(t), 0))
+	exactRounds := 0
 	for round := range 24 {
 		timeout := time.Duration(50+rng.IntN(200)) * time.Millisecond
 		res := max(timeout/time.Duration(2+rng.IntN(8)), MinResolution)
+		tick := res / ticksPerResolution
+		high := 4000 + rng.IntN(8000)
 		opts := Options{Timeout: timeout, Resolution: res, Wheel: WheelKind(rng.IntN(2)),
 			WriteStallTimeout: time.Duration(20+rng.IntN(200)) * time.Millisecond,
-			Output:            OutputLimit{Max: 20_000 + rng.IntN(50_000), High: 8000, Low: 2000}}
+			Output:            OutputLimit{Max: 20_000 + rng.IntN(50_000), High: high, Low: 500 + rng.IntN(high-499)},
+			Linger:            tick * time.Duration(4+rng.IntN(int(2*timeout/tick)))}
 		if rng.IntN(3) > 0 {
 			opts.MinDrainRate = 10_000 + rng.IntN(100_000)
 			opts.DrainWindow = max(res, time.Duration(20+rng.IntN(200))*time.Millisecond)
+			if rng.IntN(2) == 0 {
+				// A share of whole bytes: a whole rate in thousands over
+				// whole milliseconds.
+				opts.MinDrainRate = opts.MinDrainRate / 1000 * 1000
+				opts.DrainWindow = opts.DrainWindow.Round(time.Millisecond)
+				if opts.DrainWindow < res {
+					opts.DrainWindow += time.Millisecond
+				}
+			}
 		}
+		// The share of a window as documented, rounded up: not fewer than
+		// MinDrainRate bytes a second over DrainWindow.
+		share := int32((int64(opts.MinDrainRate)*int64(opts.DrainWindow) + int64(time.Second) - 1) / int64(time.Second))
 		t.Run(fmt.Sprintf("round=%d", round), func(t *testing.T) {
 			var peers []*simPeer
 			var f *fakeServer
@@ -627,27 +751,100 @@ func TestOutputBoundsRandom(t *testing.T) {
 				p := c.Context().(*simPeer)
 				p.closedAt, p.why, p.closedOut = elapsed(), why, p.out
 			}
-			f = newFakeServer(t, &simWriter{}, opts)
+			opts.OnWritable = func(c gnet.Conn) {
+				p := c.Context().(*simPeer)
+				switch {
+				case p.closing:
+					t.Errorf("fd %d: OnWritable while closing after flush", p.fd)
+				case !p.above:
+					t.Errorf("fd %d: OnWritable with output not above High since it was last at Low", p.fd)
+				case int(p.out) > opts.Output.Low:
+					t.Errorf("fd %d: OnWritable with %d pending, above Low %d (low-mark-is-high)", p.fd, p.out, opts.Output.Low)
+				}
+				p.above, p.lowAt = false, -1
+				p.writable++
+			}
+			sw := &simWriter{t: t, out: opts.Output, elapsed: elapsed}
+			f = newFakeServer(t, sw, opts)
+			sw.h = f.h
+			require.Equal(t, tick, f.h.cfg.tick)
 			l := f.loop()
 			need := f.h.cfg.drainBytes
-			for fd := range 40 {
-				p := &simPeer{closedAt: -1, stallAt: 1 << 62}
-				switch fd % 5 {
-				case 0: // fast and chatty: never closed
+			if need != 0 && need == int(share) {
+				exactRounds++
+			}
+			byFd := map[int]*simPeer{}
+			f.h.shutdownWrite = func(fd int) error {
+				p := byFd[fd]
+				switch {
+				case p == nil || !p.closing:
+					t.Errorf("fd %d: write side shut, not closing after flush", fd)
+				case p.shutAt >= 0:
+					t.Errorf("fd %d: write side shut twice", fd)
+				default:
+					p.shutAt = elapsed()
+				}
+				return nil
+			}
+			for fd := range 6 * simKinds {
+				p := &simPeer{kind: fd % simKinds, closedAt: -1, stallAt: 1 << 62, max: opts.Output.Max,
+					lowAt: -1, closingAt: -1, emptiedAt: -1, shutAt: -1}
+				fast := 2 * max(opts.MinDrainRate, 100_000) // fast enough for any drain rate
+				switch p.kind {
+				case simFast:
 					p.add, p.every, p.rate = 500, timeout/4, 10*max(opts.MinDrainRate, 100_000)
-				case 1: // stops reading
+				case simStops:
 					p.add, p.every, p.rate = 500, timeout/4, 200_000
 					p.stallAt = time.Duration(rng.Int64N(int64(2 * timeout)))
-				case 2: // reads slowly
+				case simSlow:
 					p.add, p.every, p.rate = 500, timeout/4, rng.IntN(max(opts.MinDrainRate, 1))
-				case 3: // asks for more than it reads
+				case simGreedy:
 					p.add, p.every, p.rate = int32(2000+rng.IntN(8000)), timeout/8, 50_000
+				case simPolite:
+					// Asks for about twice what it reads, so that its
+					// output passes High and it waits for OnWritable.
+					p.add, p.every = int32(1000+rng.IntN(high)), timeout/8
+					p.rate = int(time.Duration(p.add) * time.Second / (2 * p.every))
+				case simOnce:
+					// One answer, read for two to four idle timeouts at
+					// twice any drain rate; it fills the output to Max.
+					d := timeout * time.Duration(2+rng.IntN(3))
+					p.first = int32(max(int64(2*max(opts.MinDrainRate, 10_000))*int64(d)/int64(time.Second), int64(2*high)))
+					p.rate = int(int64(p.first) * int64(time.Second) / int64(d))
+					p.every, p.max = 1<<62, int(p.first)
+				case simExact:
+					// An empty answer every timeout/4 after the first, a
+					// large one at Max which outlasts the round, read in
+					// bursts of exactly the share, once a window; no
+					// write stall, which a window's silence would pass.
+					p.every, p.burst, p.burstEvery = timeout/4, share, opts.DrainWindow
+					if opts.MinDrainRate == 0 {
+						p.burst, p.burstEvery = 1000, timeout
+					}
+					p.first = int32(max(int64(p.burst)*int64(10*timeout/p.burstEvery+2), int64(2*high)))
+					p.max = int(p.first)
+				case simClosing:
+					// It reads more than it asks for (at least 2,500 bytes
+					// between requests): closed for nothing but Linger.
+					p.add, p.every, p.rate = int32(rng.IntN(3)*rng.IntN(1200)), timeout/4, fast
+					p.closeAt = time.Duration(rng.Int64N(int64(2 * timeout)))
+					p.probe = rng.IntN(2) == 0
+					if rng.IntN(3) == 0 {
+						p.hangUp = time.Duration(rng.Int64N(int64(2 * opts.Linger)))
+					}
 				default: // silent
 				}
 				p.fakeConn = &fakeConn{fd: 10 + fd, loop: l, open: true}
 				p.fakeConn.ctx = p
 				f.h.OnOpen(p.fakeConn)
 				p.fakeConn.ctx = p // the wrapped handler's context is its own
+				if p.max != opts.Output.Max {
+					require.True(t, f.h.SetOutputLimit(p.fakeConn, OutputLimit{Max: p.max, High: high, Low: opts.Output.Low}))
+				}
+				if p.kind == simExact {
+					require.True(t, f.h.SetWriteStallTimeout(p.fakeConn, 0))
+				}
+				byFd[p.fd] = p
 				peers = append(peers, p)
 			}
 			const step = 250 * time.Microsecond
@@ -655,8 +852,15 @@ func TestOutputBoundsRandom(t *testing.T) {
 			for elapsed() < end {
 				f.clk.t = f.clk.t.Add(step)
 				now := elapsed()
+				// The loop's runnable has not yet run for a tick just begun.
+				newTick := f.h.clock.Tick(f.clk.t) != f.h.clock.Tick(f.clk.t.Add(-step))
 				for _, p := range peers {
 					if !p.open {
+						continue
+					}
+					if p.closing && p.hangUp > 0 && now >= p.closingAt+p.hangUp {
+						p.hungUp = true
+						require.NoError(t, l.Close(p.fakeConn))
 						continue
 					}
 					if p.every > 0 && now >= p.nextSend {
@@ -664,31 +868,92 @@ func TestOutputBoundsRandom(t *testing.T) {
 						if f.traffic(p.fakeConn) == gnet.Close {
 							continue
 						}
-					}
-					if now < p.stallAt && p.out > 0 {
-						p.carry += p.rate * int(step) / int(time.Second)
-						if n := min(int32(p.carry), p.out); n > 0 {
-							p.out -= n
-							p.carry -= int(n)
-							p.lastDrain = now
-							p.drains = append(p.drains, drainEvent{now, int(n)})
+						if p.burst > 0 && p.nextBurst == 0 {
+							p.nextBurst = now + p.burstEvery
 						}
-					} else if now >= p.stallAt {
+					}
+					var n int32
+					switch {
+					case p.burst > 0:
+						if p.nextBurst > 0 && now >= p.nextBurst {
+							n, p.nextBurst = min(p.burst, p.out), p.nextBurst+p.burstEvery
+						}
+					case now < p.stallAt && p.out > 0:
+						p.carry += p.rate * int(step) / int(time.Second)
+						n = min(int32(p.carry), p.out)
+						if p.closing && p.probe && n == p.out && !newTick {
+							n-- // the last byte waits for a tick to begin
+						}
+						p.carry -= int(max(n, 0))
+					case now >= p.stallAt:
 						p.carry = 0
+					}
+					if n > 0 {
+						p.out -= n
+						p.lastDrain = now
+						p.drains = append(p.drains, drainEvent{now, int(n)})
 					}
 					if p.out == 0 {
 						p.lastEmpty = now
+						if p.closing && p.emptiedAt < 0 {
+							p.emptiedAt = now
+						}
+					}
+					if p.closing && p.probe {
+						f.h.Writable(p.fakeConn) // the application asks, on the loop, before its runnable
 					}
 				}
 				f.h.wake(f.clk.t)
 				l.runQueued()
 				checkInvariants(t, f.h)
+				for _, p := range peers {
+					// OnWritable comes by the tick after the drain to Low:
+					// the connection is looked at each tick while output is
+					// pending, and polled more often.
+					if !p.open || p.closing || !p.above || int(p.out) > opts.Output.Low {
+						continue
+					}
+					if p.lowAt < 0 {
+						p.lowAt = now
+					}
+					if now-p.lowAt > tick+step {
+						t.Fatalf("fd %d: drained to Low (%d pending) at %v, no OnWritable by %v", p.fd, p.out, p.lowAt, now)
+					}
+				}
 			}
 
 			for i, p := range peers {
-				if i%5 == 0 {
+				require.Zero(t, p.lateCalls, "peer %d: the wrapped handler called after CloseAfterFlush", i)
+				switch p.kind {
+				case simFast:
 					require.Equal(t, -time.Duration(1), p.closedAt, "peer %d closed (%v)", i, p.why)
 					continue
+				case simOnce:
+					// Read to the end, then idle: drains are activity
+					// (drain-not-activity) and at Max is not above it
+					// (output-full-at-max).
+					require.Equal(t, Idle, p.why, "peer %d, reading its answer at %d B/s, closed at %v with %d of %d pending",
+						i, p.rate, p.closedAt, p.closedOut, p.max)
+					require.Zero(t, p.closedOut, "peer %d closed idle while reading its answer (drain-not-activity)", i)
+				case simExact:
+					require.Equal(t, -time.Duration(1), p.closedAt,
+						"peer %d, draining %d bytes each %v window (share %d as documented, %d as configured), closed (%v) with %d pending: "+
+							"a share drained is enough (roll-drain-strict), at Max is not above it (output-full-at-max)",
+						i, p.burst, p.burstEvery, share, need, p.why, p.closedOut)
+					continue
+				case simClosing:
+					if p.hungUp {
+						require.Equal(t, -time.Duration(1), p.closedAt, "peer %d hung up, but was closed first (%v)", i, p.why)
+						continue
+					}
+					if p.closing {
+						require.Equal(t, Linger, p.why, "peer %d, closing after flush at %v, closed at %v (open %v)", i, p.closingAt, p.closedAt, p.open)
+					}
+					if p.shutAt >= 0 {
+						require.GreaterOrEqual(t, p.emptiedAt, time.Duration(0), "peer %d shut before its output drained", i)
+						require.GreaterOrEqual(t, p.shutAt, p.emptiedAt, "peer %d shut before its output drained", i)
+						require.LessOrEqual(t, p.shutAt-p.emptiedAt, tick+step, "peer %d: its drain seen late, at the shut", i)
+					}
 				}
 				if p.closedAt < 0 {
 					continue
@@ -696,7 +961,7 @@ func TestOutputBoundsRandom(t *testing.T) {
 				at := p.closedAt
 				switch p.why {
 				case OutputFull:
-					require.Greater(t, int(p.closedOut), opts.Output.Max, "peer %d", i)
+					require.Greater(t, int(p.closedOut), p.max, "peer %d closed at Max or below (output-full-at-max)", i)
 				case WriteStall:
 					since := max(p.lastDrain, p.lastEmpty)
 					require.GreaterOrEqual(t, at-since, opts.WriteStallTimeout, "peer %d stalled early", i)
@@ -715,16 +980,27 @@ func TestOutputBoundsRandom(t *testing.T) {
 					since := max(p.lastData, p.lastDrain)
 					require.GreaterOrEqual(t, at-since, timeout, "peer %d idle early", i)
 					require.LessOrEqual(t, at-since, timeout+res, "peer %d idle late", i)
+				case Linger:
+					require.True(t, p.closing, "peer %d", i)
+					require.GreaterOrEqual(t, p.shutAt, time.Duration(0), "peer %d lingered, never shut", i)
+					require.GreaterOrEqual(t, at-p.shutAt, opts.Linger, "peer %d: linger closed early after the shut (linger-tick-early)", i)
+					require.LessOrEqual(t, at-p.shutAt, opts.Linger+res, "peer %d: linger closed late", i)
 				default:
 					t.Fatalf("peer %d closed for %v", i, p.why)
 				}
 			}
 			st := f.h.Stats()
-			t.Logf("closed: output full %d, write stall %d, slow drain %d, idle %d; open %d",
-				st.Reaped(OutputFull), st.Reaped(WriteStall), st.Reaped(SlowDrain), st.Reaped(Idle), st.Tracked)
+			writable := 0
+			for _, p := range peers {
+				writable += p.writable
+			}
+			t.Logf("closed: output full %d, write stall %d, slow drain %d, idle %d, linger %d; open %d; OnWritable %d; share %d, configured %d",
+				st.Reaped(OutputFull), st.Reaped(WriteStall), st.Reaped(SlowDrain), st.Reaped(Idle), st.Reaped(Linger), st.Tracked,
+				writable, share, need)
 			require.True(t, settled(f.h, st.Tracked))
 		})
 	}
+	t.Logf("%d rounds drained a share of whole bytes", exactRounds)
 }
 
 // checkInvariants fails t at the first violation of what the package
