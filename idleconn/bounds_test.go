@@ -770,6 +770,11 @@ func TestOutputBoundsRandom(t *testing.T) {
 			require.Equal(t, tick, f.h.cfg.tick)
 			l := f.loop()
 			need := f.h.cfg.drainBytes
+			if opts.MinDrainRate != 0 {
+				// The share configured is the documented one, to the
+				// byte (drainShare).
+				require.Equal(t, int(share), need, "MinDrainRate %d over %v", opts.MinDrainRate, opts.DrainWindow)
+			}
 			if need != 0 && need == int(share) {
 				exactRounds++
 			}

@@ -200,7 +200,7 @@ var drainRateKind = kind{
 		}
 		window := cmp.Or(o.DrainWindow, 10*time.Second)
 		c.drainTicks = limitTicks(window, c.tick)
-		c.drainBytes = int(min(float64(o.MinDrainRate)*window.Seconds(), float64(maxInt)))
+		c.drainBytes = drainShare(o.MinDrainRate, window)
 		return nil
 	},
 	due: func(l *loop, s *slot, now uint64) uint64 {
@@ -973,4 +973,22 @@ func readBytes(name string) int64 {
 		return 0
 	}
 	return n
+}
+
+// drainShare returns the bytes a connection must drain over window not to
+// drain fewer than rate bytes a second: their product, rounded up, as
+// drained bytes are whole, and at most maxInt. It is computed exactly: a
+// float64 product that fell just short of a whole number lost a byte,
+// letting through a peer a byte short of the rate (TestOutputBoundsRandom's
+// share).
+func drainShare(rate int, window time.Duration) int {
+	hi, lo := bits.Mul64(uint64(rate), uint64(window))
+	if hi >= uint64(time.Second) {
+		return maxInt // the quotient would not fit in 64 bits
+	}
+	q, r := bits.Div64(hi, lo, uint64(time.Second))
+	if r != 0 {
+		q++
+	}
+	return int(min(q, uint64(maxInt)))
 }
