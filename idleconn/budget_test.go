@@ -348,6 +348,19 @@ func (b *budgetCloses) onReap(c gnet.Conn, why Reason) {
 	}
 }
 
+// newBudgetServer returns a fake server on budgetOpts whose OnReap checks
+// every OverBudget close (budgetCloses), its wrapped handler, the checker
+// and two loops.
+func newBudgetServer(t *testing.T) (*fakeServer, *writer, *budgetCloses, []*fakeLoop) {
+	closes := &budgetCloses{}
+	opts := budgetOpts
+	opts.OnReap = closes.onReap
+	w := &writer{}
+	f := newFakeServer(t, w, opts)
+	closes.h = f.h
+	return f, w, closes, []*fakeLoop{f.loop(), f.loop()}
+}
+
 // traffic is f.traffic(c), with c as the driven connection.
 func (b *budgetCloses) traffic(f *fakeServer, c *fakeConn) gnet.Action {
 	b.driven, b.relief = c, false
@@ -365,13 +378,7 @@ func (b *budgetCloses) traffic(f *fakeServer, c *fakeConn) gnet.Action {
 // (budgetCloses).
 func TestBudgetModel(t *testing.T) {
 	rng := rand.New(rand.NewPCG(testSeed(t), 29))
-	closes := &budgetCloses{}
-	opts := budgetOpts
-	opts.OnReap = closes.onReap
-	w := &writer{}
-	f := newFakeServer(t, w, opts)
-	closes.h = f.h
-	loops := []*fakeLoop{f.loop(), f.loop()}
+	f, w, closes, loops := newBudgetServer(t)
 	open := map[int]*fakeConn{}
 	var lingering, untracked int // moves made
 	for step := range 20_000 {
@@ -408,7 +415,7 @@ func TestBudgetModel(t *testing.T) {
 		checkBudget(t, f.h)
 		// A loop's data path relieves the budget when its own growth,
 		// seen a step of 1/256 at a time, takes the total over.
-		require.LessOrEqual(t, f.h.Stats().Buffered, opts.Budget+int64(len(loops))*opts.Budget/256, "step %d", step)
+		require.LessOrEqual(t, f.h.Stats().Buffered, budgetOpts.Budget+int64(len(loops))*budgetOpts.Budget/256, "step %d", step)
 		if step%16 == 0 {
 			f.clk.t = f.clk.t.Add(f.h.cfg.tick)
 			f.h.wake(f.clk.t)
@@ -417,7 +424,7 @@ func TestBudgetModel(t *testing.T) {
 			}
 			require.Empty(t, closes.bad, "step %d's run", step)
 			checkBudget(t, f.h)
-			require.LessOrEqual(t, f.h.Stats().Buffered, opts.Budget, "step %d", step)
+			require.LessOrEqual(t, f.h.Stats().Buffered, budgetOpts.Budget, "step %d", step)
 		}
 	}
 	require.Positive(t, closes.n, "the budget closed connections")
@@ -445,14 +452,8 @@ func TestBudgetModel(t *testing.T) {
 func TestBudgetBands(t *testing.T) {
 	rng := rand.New(rand.NewPCG(testSeed(t), 31))
 	const kb = 1 << 10
-	closes := &budgetCloses{}
-	opts := budgetOpts
-	opts.OnReap = closes.onReap
-	w := &writer{}
-	f := newFakeServer(t, w, opts)
-	closes.h = f.h
-	b, maxIn, maxOut := opts.Budget, int(opts.MaxInput), int(opts.Output.Max)
-	loops := []*fakeLoop{f.loop(), f.loop()}
+	f, w, closes, loops := newBudgetServer(t)
+	b, maxIn, maxOut := budgetOpts.Budget, int(budgetOpts.MaxInput), int(budgetOpts.Output.Max)
 	check := func(what string, round int) {
 		t.Helper()
 		require.Empty(t, closes.bad, "round %d, %s", round, what)
