@@ -1053,3 +1053,24 @@ func invariants(h *Handler) error {
 	}
 	return nil
 }
+
+// TestDrainShare checks the bytes a window must drain against the product
+// worked by hand: rounded up when it is not whole, exact where a float64
+// product falls short of a whole number, and maxInt where the product
+// does not fit.
+func TestDrainShare(t *testing.T) {
+	for _, c := range []struct {
+		rate   int
+		window time.Duration
+		want   int
+	}{
+		{3, 500 * time.Millisecond, 2},            // 1.5
+		{1, time.Nanosecond, 1},                   // a billionth
+		{17_496, time.Second, 17_496},             // whole
+		{10_250, 700 * time.Millisecond, 7_175},   // 7,175 exactly; 7,174.999... as a float64 product
+		{maxInt, 1500 * time.Millisecond, maxInt}, // a quotient past maxInt
+		{maxInt, 10 * time.Second, maxInt},        // a quotient past 64 bits
+	} {
+		require.Equal(t, c.want, drainShare(c.rate, c.window), "%d B/s over %v", c.rate, c.window)
+	}
+}
