@@ -243,10 +243,7 @@ func (w *Hashed[V]) Advance(to uint64, expire func(V)) {
 // nothing. A call to a tick before Now returns true at once, even if timers
 // of the tick it stopped in are still pending: only a call to Now or later
 // resumes them (TestAdvanceBackwards). n bounds the timers fired or moved,
-// not those compared and left for a later revolution. Unlike the
-// hierarchical wheel's, it may report false with nothing left to do, when
-// the callbacks of the timers it fired cancelled the rest of the tick it
-// stopped in; the next call finds none there and goes on. It allocates as
+// not those compared and left for a later revolution. It allocates as
 // Advance does, and panics if n <= 0 or as Advance does.
 func (w *Hashed[V]) AdvanceLimit(to uint64, n int, expire func(V)) bool {
 	checkMax("AdvanceLimit", n)
@@ -366,7 +363,7 @@ func (w *Hashed[V]) bucketFor(t uint64) int { return int(t & w.mask) }
 func (w *Hashed[V]) walk(to uint64, limit int, deliver func(V)) bool {
 	work := 0 // timers fired or moved, which limit bounds
 	if w.pending {
-		if !w.visit(w.s.now, &work, limit, deliver) {
+		if !w.visit(w.s.now, &work, limit, deliver) && !w.finished(w.s.now) {
 			return false
 		}
 		w.pending = false
@@ -390,10 +387,14 @@ func (w *Hashed[V]) walk(to uint64, limit int, deliver func(V)) bool {
 			break
 		}
 		w.s.now = t
-		// pending stays set if visit stops at the limit, and also if an
-		// expiry callback panics, so the next Advance finishes the tick.
+		// pending stays set if visit stops at the limit with timers of
+		// the tick left, and also if an expiry callback panics, so the
+		// next Advance finishes the tick. A visit stopped at the limit
+		// with none left, its callbacks having cancelled them, is done,
+		// and the walk goes on with no room to fire or move, so that it
+		// reports whether it caught up (stoppedShort in model_test.go).
 		w.pending = true
-		if !w.visit(t, &work, limit, deliver) {
+		if !w.visit(t, &work, limit, deliver) && !w.finished(t) {
 			return false
 		}
 		w.pending = false
@@ -458,6 +459,35 @@ func (w *Hashed[V]) visit(t uint64, work *int, limit int, deliver func(V)) bool 
 	}
 	*work += w.s.fire(w.firing, limit-*work, deliver)
 	return complete
+}
+
+// finished reports whether the visit of tick t, stopped at its limit, has
+// nothing left to fire or move, as when the callbacks of the timers it
+// fired cancelled the rest. If so, it notes in sweepMin the ticks of the
+// timers the bucket keeps, as a gather that found every one would have:
+// the walk then counts the bucket as seen by the sweep, whose bound must
+// cover them (a mutant that dropped the note fails TestHashedRandom).
+// O(timers in the bucket); only a bounded advance that stops calls it.
+func (w *Hashed[V]) finished(t uint64) bool {
+	if !w.s.entries.Empty(w.firing) {
+		return false
+	}
+	left := uint64(math.MaxUint64)
+	for es, prev := w.s.entries.Tail(w.bucketFor(t)); ; es, prev = w.s.entries.Chunk(prev) {
+		w.scanned += len(es)
+		for i := range es {
+			at := tick(es[i].Deadline)
+			if at == t {
+				return false
+			}
+			left = min(left, at)
+		}
+		if prev == 0 {
+			break
+		}
+	}
+	w.sweepMin = min(w.sweepMin, left)
+	return true
 }
 
 // moveLast moves the last entry of bucket t%Slots, which gather brought
