@@ -125,3 +125,31 @@ func TestAdvanceLimitExact(t *testing.T) {
 		require.Zero(t, w.Len())
 	})
 }
+
+// TestAdvanceLimitCancelledRest checks that a bounded advance whose
+// callback cancels the rest of the tick it stopped in reports that it
+// caught up: nothing is left, though it stopped at its limit. The hashed
+// wheel reported false there until its walk learnt to go on
+// (Hashed.finished).
+func TestAdvanceLimitCancelledRest(t *testing.T) {
+	forEachWheel(t, func(t *testing.T, w Timers[*conn]) {
+		var a, b, later conn
+		w.Schedule(&a.timer, 5, &a)
+		w.Schedule(&b.timer, 5, &b)
+		w.Schedule(&later.timer, 9, &later)
+		fired := 0
+		cancelOther := func(c *conn) {
+			fired++
+			if c == &a {
+				w.Cancel(&b.timer)
+			} else {
+				w.Cancel(&a.timer)
+			}
+		}
+		require.True(t, w.AdvanceLimit(8, 1, cancelOther), "one fired, its bucket-mate cancelled")
+		require.Equal(t, 1, fired)
+		require.Equal(t, uint64(8), w.Now())
+		require.True(t, later.timer.Active())
+		require.Equal(t, uint64(9), w.NextExpiry(100))
+	})
+}
