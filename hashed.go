@@ -472,10 +472,14 @@ func (w *Hashed[V]) finished(t uint64) bool {
 	if !w.s.entries.Empty(w.firing) {
 		return false
 	}
+	// From the end, where gather brought the timers of tick t: one of
+	// them left is found at once, not after the timers of later
+	// revolutions before it, which a bounded advance stopping in the same
+	// bucket call after call would otherwise read each time.
 	left := uint64(math.MaxUint64)
 	for es, prev := w.s.entries.Tail(w.bucketFor(t)); ; es, prev = w.s.entries.Chunk(prev) {
-		w.scanned += len(es)
-		for i := range es {
+		for i := len(es) - 1; i >= 0; i-- {
+			w.scanned++
 			at := tick(es[i].Deadline)
 			if at == t {
 				return false

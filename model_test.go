@@ -720,19 +720,20 @@ func (h *harness) caughtUp(before, to uint64) {
 
 func (h *harness) nextExpiry() { h.nextExpiryBy(h.tick()) }
 
-// nextExpiryBy checks NextExpiry(limit) against the model.
-func (h *harness) nextExpiryBy(limit uint64) {
-	now := h.w.Now()
-	got := h.w.NextExpiry(limit)
-	m := h.minDeadline()
-	exact := min(h.chk.nextWork(), limit)
-	switch {
-	case got > limit || got > m:
-		h.failf("NextExpiry(%d) = %d after the earliest timer %d", limit, got, m)
-	case got != exact:
-		h.failf("NextExpiry(%d) = %d, want %d", limit, got, exact)
-	case got < min(now, limit):
-		h.failf("NextExpiry(%d) = %d before now", limit, got)
+// nextExpiryBy checks NextExpiry by each of limits against one reading of
+// the model, whose next work costs a pass over every timer.
+func (h *harness) nextExpiryBy(limits ...uint64) {
+	now, m, work := h.w.Now(), h.minDeadline(), h.chk.nextWork()
+	for _, limit := range limits {
+		got := h.w.NextExpiry(limit)
+		switch {
+		case got > limit || got > m:
+			h.failf("NextExpiry(%d) = %d after the earliest timer %d", limit, got, m)
+		case got != min(work, limit):
+			h.failf("NextExpiry(%d) = %d, want %d", limit, got, min(work, limit))
+		case got < min(now, limit):
+			h.failf("NextExpiry(%d) = %d before now", limit, got)
+		}
 	}
 }
 
@@ -794,8 +795,13 @@ func (h *harness) verify() {
 		// these asks and tick's ticks at the sweep's ends it fails about
 		// three runs in four (6 of 8), and TestHashedSweepShortOfARevolution
 		// pins it.
-		h.nextExpiryBy(MaxTick)
-		h.nextExpiry()
+		// In a crowd of a thousand timers or more, the sweep's bound is
+		// seldom above a limit, and a pass over every timer at every step
+		// made TestHashedRandom ten times as long under -race: there it
+		// asks at one step in four.
+		if len(h.holders) < 1000 || h.n(4) == 0 {
+			h.nextExpiryBy(MaxTick, h.tick())
+		}
 	}
 	if w, ok := h.w.(*Wheel[int]); ok && w.s.entries.Buckets() != 0 {
 		for slot := range levelSlots {
