@@ -94,7 +94,7 @@ var mutants = []mutant{
 	{"walk-ignores-finished", "hashed.go",
 		"if !w.visit(t, &work, limit, deliver) && !w.finished(t) {", "if !w.visit(t, &work, limit, deliver) {"},
 	{"finished-ignores-firing", "hashed.go",
-		"\tif !w.s.entries.Empty(w.firing) {\n\t\treturn false\n\t}\n\tleft :=", "\tleft :="},
+		"\tif !w.s.entries.Empty(w.firing) {\n\t\treturn false\n\t}\n\t// From the end", "\t// From the end"},
 	{"scheduleAfter-delay-0", "hashed.go",
 		"case h.link.Chunk == 0 && delay > 0 && w.s.occupied != nil:", "case h.link.Chunk == 0 && delay >= 0 && w.s.occupied != nil:"},
 	{"hashed-advance-to-now", "hashed.go",
