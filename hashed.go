@@ -285,7 +285,7 @@ func (w *Hashed[V]) advance(op string, to uint64, limit int, deliver func(V)) bo
 // most one revolution. It allocates nothing.
 func (w *Hashed[V]) NextExpiry(limit uint64) uint64 {
 	now := w.s.now
-	if w.pending && (!w.s.entries.Empty(w.firing) || w.holds(w.bucketFor(now), now)) {
+	if w.pending && w.left(now) {
 		// Timers of tick now are left, unless they were cancelled since.
 		return min(now, limit)
 	}
@@ -305,18 +305,11 @@ func (w *Hashed[V]) NextExpiry(limit uint64) uint64 {
 		if !ok {
 			break
 		}
-		for es, prev := w.s.entries.Tail(w.bucketFor(t)); ; es, prev = w.s.entries.Chunk(prev) {
-			for i := range es {
-				d := tick(es[i].Deadline)
-				if d == t {
-					return t
-				}
-				earliest = min(earliest, d)
-			}
-			if prev == 0 {
-				break
-			}
+		found, least := w.scan(t)
+		if found {
+			return t
 		}
+		earliest = min(earliest, least)
 		from = t + 1
 	}
 	// Either limit came first, or a whole revolution was visited and
@@ -324,19 +317,32 @@ func (w *Hashed[V]) NextExpiry(limit uint64) uint64 {
 	return min(earliest, limit)
 }
 
-// holds reports whether bucket holds an entry of tick t, postponed in
-// place or not: whether timers of tick t are left in it.
-func (w *Hashed[V]) holds(bucket int, t uint64) bool {
-	for es, prev := w.s.entries.Tail(bucket); ; es, prev = w.s.entries.Chunk(prev) {
-		for i := range es {
-			if tick(es[i].Deadline) == t {
-				return true
+// scan reads the timers of bucket t%Slots for one of tick t, postponed in
+// place or not, and reports whether it found one; if not, least is the
+// least tick of those it read, MaxUint64 for none. It stops at the first
+// of tick t, reading from the end, where gather brings them: one that a
+// stopped visit left there is found at once. It changes nothing.
+func (w *Hashed[V]) scan(t uint64) (found bool, least uint64) {
+	least = math.MaxUint64
+	for es, prev := w.s.entries.Tail(w.bucketFor(t)); ; es, prev = w.s.entries.Chunk(prev) {
+		for i := len(es) - 1; i >= 0; i-- {
+			at := tick(es[i].Deadline)
+			if at == t {
+				return true, least
 			}
+			least = min(least, at)
 		}
 		if prev == 0 {
-			return false
+			return false, least
 		}
 	}
+}
+
+// left reports whether timers of tick t, which a visit stopped in, are
+// left to fire or move: in the firing bucket, or in their own.
+func (w *Hashed[V]) left(t uint64) bool {
+	found, _ := w.scan(t)
+	return found || !w.s.entries.Empty(w.firing)
 }
 
 // nextOccupied returns the first tick in [from, to] whose bucket is
@@ -469,28 +475,11 @@ func (w *Hashed[V]) visit(t uint64, work *int, limit int, deliver func(V)) bool 
 // cover them (a mutant that dropped the note fails TestHashedRandom).
 // O(timers in the bucket); only a bounded advance that stops calls it.
 func (w *Hashed[V]) finished(t uint64) bool {
-	if !w.s.entries.Empty(w.firing) {
+	found, least := w.scan(t)
+	if found || !w.s.entries.Empty(w.firing) {
 		return false
 	}
-	// From the end, where gather brought the timers of tick t: one of
-	// them left is found at once, not after the timers of later
-	// revolutions before it, which a bounded advance stopping in the same
-	// bucket call after call would otherwise read each time.
-	left := uint64(math.MaxUint64)
-	for es, prev := w.s.entries.Tail(w.bucketFor(t)); ; es, prev = w.s.entries.Chunk(prev) {
-		for i := len(es) - 1; i >= 0; i-- {
-			w.scanned++
-			at := tick(es[i].Deadline)
-			if at == t {
-				return false
-			}
-			left = min(left, at)
-		}
-		if prev == 0 {
-			break
-		}
-	}
-	w.sweepMin = min(w.sweepMin, left)
+	w.sweepMin = min(w.sweepMin, least)
 	return true
 }
 
