@@ -285,9 +285,11 @@ func (w *Hashed[V]) advance(op string, to uint64, limit int, deliver func(V)) bo
 // most one revolution. It allocates nothing.
 func (w *Hashed[V]) NextExpiry(limit uint64) uint64 {
 	now := w.s.now
-	if w.pending && w.left(now) {
-		// Timers of tick now are left, unless they were cancelled since.
-		return min(now, limit)
+	if w.pending {
+		if left, _ := w.left(now); left {
+			// Timers of tick now are left, unless they were cancelled since.
+			return min(now, limit)
+		}
 	}
 	if limit <= now || w.Len() == 0 {
 		return limit
@@ -339,10 +341,11 @@ func (w *Hashed[V]) scan(t uint64) (found bool, least uint64) {
 }
 
 // left reports whether timers of tick t, which a visit stopped in, are
-// left to fire or move: in the firing bucket, or in their own.
-func (w *Hashed[V]) left(t uint64) bool {
-	found, _ := w.scan(t)
-	return found || !w.s.entries.Empty(w.firing)
+// left to fire or move: in the firing bucket, or in their own; if not,
+// least is the least tick of the timers their bucket holds (scan).
+func (w *Hashed[V]) left(t uint64) (ok bool, least uint64) {
+	found, least := w.scan(t)
+	return found || !w.s.entries.Empty(w.firing), least
 }
 
 // nextOccupied returns the first tick in [from, to] whose bucket is
@@ -475,12 +478,11 @@ func (w *Hashed[V]) visit(t uint64, work *int, limit int, deliver func(V)) bool 
 // cover them (a mutant that dropped the note fails TestHashedRandom).
 // O(timers in the bucket); only a bounded advance that stops calls it.
 func (w *Hashed[V]) finished(t uint64) bool {
-	found, least := w.scan(t)
-	if found || !w.s.entries.Empty(w.firing) {
-		return false
+	left, least := w.left(t)
+	if !left {
+		w.sweepMin = min(w.sweepMin, least)
 	}
-	w.sweepMin = min(w.sweepMin, least)
-	return true
+	return !left
 }
 
 // moveLast moves the last entry of bucket t%Slots, which gather brought

@@ -166,13 +166,9 @@ type chunk[V any] struct {
 	bucket int32
 }
 
-// array returns the chunk's whole array, nil once it went back.
-func (ch *chunk[V]) array() []Entry[V] {
-	if ch.base == nil {
-		return nil
-	}
-	return unsafe.Slice(ch.base, ch.n)
-}
+// array returns the chunk's whole array, nil once it went back (a nil
+// base and a count of 0, which unsafe.Slice makes nil).
+func (ch *chunk[V]) array() []Entry[V] { return unsafe.Slice(ch.base, ch.n) }
 
 // freeList is a stack of free chunks of one size, linked through Store.prevs,
 // and the count of all chunks of that size.
