@@ -221,3 +221,35 @@ func TestShutdownAnswersInFlight(t *testing.T) {
 	cmdtest.WaitLine(t, out, "stopped")
 	require.NoError(t, cmd.Wait())
 }
+
+// TestResetMidAnswer has clients ask for a 1 MiB answer and reset the
+// connection (a close with SO_LINGER 0) at once or after reading part of
+// it, as slowhttptest's slow-read clients do when they give up: the
+// server's write then fails and gnet closes the connection in the middle
+// of the answer. Each time, another client on the server's one loop is
+// answered at once, and in the end no connection is left. Before, the
+// /big writer ignored a write's error and retried the closed connection
+// forever, its loop at 100% CPU and every other client on it unanswered.
+func TestResetMidAnswer(t *testing.T) {
+	t.Parallel()
+	srv, addr := startLoops(t, testConfig, 1)
+	probe := &http.Client{Timeout: 2 * time.Second, Transport: &http.Transport{DisableKeepAlives: true}}
+	buf := make([]byte, 16<<10)
+	for i := range 100 {
+		c, err := net.Dial("tcp", addr)
+		require.NoError(t, err)
+		_, err = io.WriteString(c, "GET /big?kb=1024 HTTP/1.1\r\nHost: x\r\n\r\n")
+		require.NoError(t, err)
+		require.NoError(t, c.SetReadDeadline(time.Now().Add(2*time.Second)))
+		for range i % 4 { // 0-3 reads of up to 16 KiB
+			_, err = c.Read(buf)
+			require.NoError(t, err)
+		}
+		require.NoError(t, c.(*net.TCPConn).SetLinger(0))
+		require.NoError(t, c.Close())
+		resp, err := probe.Get("http://" + addr + "/")
+		require.NoError(t, err, "round %d: another client is not answered", i)
+		resp.Body.Close()
+	}
+	require.Eventually(t, func() bool { return srv.h.Stats().Tracked == 0 }, 5*time.Second, 10*time.Millisecond)
+}

@@ -323,7 +323,9 @@ func (s *server) readHead(c gnet.Conn, cs *conn, buf []byte, end int, sh *share)
 	}
 	cs.req, cs.bodyLeft, cs.chunks = req, req.bodyLen, chunks{}
 	if req.sendContinue {
-		_, _ = c.Write(continue100)
+		if _, err := c.Write(continue100); err != nil {
+			return stateClosing, false // gnet has closed c
+		}
 	}
 	return s.stepBody(c, cs, sh)
 }
@@ -402,7 +404,9 @@ func (s *server) answer(c gnet.Conn, cs *conn, sh *share) (state, bool) {
 	if !r.head {
 		cs.out = append(cs.out, r.body...)
 	}
-	_, _ = c.Write(cs.out)
+	if _, err := c.Write(cs.out); err != nil {
+		return stateClosing, false // gnet has closed c
+	}
 	sh.bytes += len(cs.out)
 	if !r.head && r.bigKB > 0 {
 		cs.sending = r.bigKB << 10
@@ -425,10 +429,16 @@ func (s *server) closes(r *request) bool {
 // stepSend writes what c takes of the /big answer left, a piece at a time
 // while c is writable and its share lasts: what the socket does not take,
 // gnet copies into its outbound buffer, so the server holds at most
-// outputHigh and a piece of it, however large the answer.
+// outputHigh and a piece of it, however large the answer. A write that
+// fails has had gnet close c (the client reset it): the answer ends there,
+// where retrying the closed connection spun its loop forever
+// (TestResetMidAnswer).
 func (s *server) stepSend(c gnet.Conn, cs *conn, sh *share) (state, bool) {
 	for cs.sending > 0 && sh.bytes < bytesPerEvent && s.h.Writable(c) {
-		n, _ := c.Write(bigBlock[:min(cs.sending, piece)])
+		n, err := c.Write(bigBlock[:min(cs.sending, piece)])
+		if err != nil {
+			return stateClosing, false // gnet has closed c
+		}
 		cs.sending -= n
 		sh.bytes += n
 	}
