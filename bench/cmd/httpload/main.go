@@ -8,11 +8,13 @@
 //	                       p99, the server's CPU and RSS, gnet server beside
 //	                       net/http (examples/httpserver -nethttp)
 //	httpload-attack.txt    slowhttptest -H (slowloris), -B (slow body) and -X
-//	                       (slow read) at 2,000 connections each, against
-//	                       httpserver, net/http and examples/idleserver, all
-//	                       with default flags, while a plain client fetches in
-//	                       a loop: its success rate and p99, the server's RSS
-//	                       and descriptors, sampled from /proc every second
+//	                       (slow read, of 256 KiB and of 1 MiB answers) at
+//	                       1,000-2,000 connections each, against httpserver,
+//	                       net/http and examples/idleserver, all with default
+//	                       flags, while a plain client fetches in a loop and
+//	                       5 s after: its success rate and p99, the server's
+//	                       RSS and descriptors, sampled from /proc every
+//	                       second, and its descriptors and CPU after
 //	httpload-fairness.txt  one client pipelines 1,000 /big?kb=1024 requests
 //	                       while 20 others on the same event loop fetch /:
 //	                       their p50, p99 and worst latency
@@ -69,11 +71,11 @@ import (
 )
 
 func main() {
-	scenario := flag.String("scenario", "", "load (about 7 min with the defaults), attack (about 6 min), fairness (about 1 min), retention (about 7 min), bounds (about 5 min) or budget (about 2 min a round)")
+	scenario := flag.String("scenario", "", "load (about 7 min with the defaults), attack (about 10 min), fairness (about 1 min), retention (about 7 min), bounds (about 5 min) or budget (about 2 min a round)")
 	out := flag.String("out", "", "directory of the results file (default: the bench module's results)")
 	rev := flag.String("rev", "", "build examples/httpserver from this git revision, not the working tree")
 	label := flag.String("label", "", "what this run measures (before, after), written into the results file's name")
-	servers := flag.String("servers", "httpserver,net/http,idleserver", "fairness, bounds, budget: the servers to measure, of these (a -rev from before net/http's twin has httpserver only)")
+	servers := flag.String("servers", "httpserver,net/http,idleserver", "attack, fairness, bounds, budget: the servers to measure, of these (a -rev from before net/http's twin has httpserver only)")
 	duration := flag.Duration("duration", 5*time.Second, "load: length of each wrk run")
 	rounds := flag.Int("rounds", 3, "load: runs of each configuration, alternating, for medians and spread; bounds: rounds of curl's fetches and of the SIGINT; budget: rounds of every server's attack, alternating")
 	attackFor := flag.Duration("attack-for", 30*time.Second, "attack: length of each slowhttptest run; budget: of each server's attack")
@@ -121,7 +123,7 @@ func main() {
 			if err := need("slowhttptest", "slowhttptest"); err != nil {
 				return err
 			}
-			r, err = runAttack(bins, *attackFor)
+			r, err = runAttack(bins, strings.Split(*servers, ","), *attackFor)
 		case "fairness":
 			r, err = runFairness(bins, strings.Split(*servers, ","))
 		case "retention":
