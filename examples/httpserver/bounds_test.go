@@ -6,7 +6,11 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/netip"
+	"os"
 	"os/exec"
+	"runtime"
+	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -252,4 +256,67 @@ func TestResetMidAnswer(t *testing.T) {
 		resp.Body.Close()
 	}
 	require.Eventually(t, func() bool { return srv.h.Stats().Tracked == 0 }, 5*time.Second, 10*time.Millisecond)
+}
+
+// TestUnsentBound asks for a 16 MiB answer and reads none of it, its
+// receive buffer small: with -max-unsent (the default, 256 KiB) the
+// kernel holds at most that much, and a segment, unsent for it, as
+// /proc/net/tcp shows from outside the server; the rest waits in gnet's
+// buffer, under -max-output, or unwritten. With -max-unsent 0 the kernel
+// holds more: what autotuning lets the send buffer grow to, which is what
+// 1,000 such clients turned into 1.9 GiB of kernel memory
+// (bench/results/httpserver-unsent.txt).
+func TestUnsentBound(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("TCP_NOTSENT_LOWAT is set on Linux only")
+	}
+	t.Parallel()
+	const slack = 64 << 10 // a write past the bound completes its segment
+	for _, unsent := range []int{testConfig.maxUnsent, 0} {
+		cfg := testConfig
+		cfg.maxUnsent = unsent
+		_, addr := start(t, cfg)
+		c, err := net.Dial("tcp", addr)
+		require.NoError(t, err)
+		defer c.Close()
+		require.NoError(t, c.(*net.TCPConn).SetReadBuffer(4<<10))
+		_, err = io.WriteString(c, "GET /big?kb=16384 HTTP/1.1\r\nHost: x\r\n\r\n")
+		require.NoError(t, err)
+		most := 0
+		for range 50 { // 1 s
+			time.Sleep(20 * time.Millisecond)
+			most = max(most, sendQueue(t, addr, c.LocalAddr().String()))
+		}
+		if unsent > 0 {
+			require.LessOrEqual(t, most, unsent+slack, "the kernel holds more than -max-unsent")
+		} else {
+			require.Greater(t, most, testConfig.maxUnsent+slack, "without -max-unsent, the kernel held no more: the test shows nothing")
+		}
+	}
+}
+
+// sendQueue returns what the kernel holds of what the server at local
+// sent to the client at remote and the client has not acknowledged:
+// tx_queue in /proc/net/tcp, in bytes.
+func sendQueue(t *testing.T, local, remote string) int {
+	t.Helper()
+	hexAddr := func(a string) string {
+		ap := netip.MustParseAddrPort(a)
+		ip := ap.Addr().As4()
+		return fmt.Sprintf("%02X%02X%02X%02X:%04X", ip[3], ip[2], ip[1], ip[0], ap.Port())
+	}
+	table, err := os.ReadFile("/proc/net/tcp")
+	require.NoError(t, err)
+	l, r := hexAddr(local), hexAddr(remote)
+	for line := range strings.Lines(string(table)) {
+		f := strings.Fields(line) // sl local_address rem_address st tx_queue:rx_queue ...
+		if len(f) > 4 && f[1] == l && f[2] == r {
+			tx, _, _ := strings.Cut(f[4], ":")
+			n, err := strconv.ParseInt(tx, 16, 64)
+			require.NoError(t, err)
+			return int(n)
+		}
+	}
+	t.Fatalf("no socket from %s to %s in /proc/net/tcp", local, remote)
+	return 0
 }

@@ -74,11 +74,12 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	fs.IntVar(&cfg.maxOutput, "max-output", defaults.maxOutput, "close a connection with more output than this pending, in bytes")
 	fs.IntVar(&cfg.maxInput, "max-input", defaults.maxInput, "close a connection with more input than this unread, in bytes")
 	fs.IntVar(&cfg.maxConns, "max-conns", defaults.maxConns, "refuse connections beyond this many open, with 503; keep it under ulimit -n (0: derived from it)")
+	fs.IntVar(&cfg.maxUnsent, "max-unsent", defaults.maxUnsent, "bytes the kernel may hold unsent for a connection (TCP_NOTSENT_LOWAT), beside -max-output (0: the kernel's own bound, up to net.ipv4.tcp_wmem's largest)")
 	fs.Int64Var(&cfg.budget, "budget", defaults.budget, "bytes buffered for all clients together, unread input and pending output: past half of it answers close their connection and the largest holders are closed (0: derived from the memory the process may use, -1: none)")
 	fs.DurationVar(&cfg.drain, "drain", defaults.drain, "on SIGINT or SIGTERM, how long requests in flight may take")
 	fs.BoolVar(&cfg.timeouts, "timeouts", defaults.timeouts, "false turns the header, body, idle, write-stall, drain-rate and lifetime limits off (the idle timeout becomes 24h; the lingering close stays)")
 	every := cli.StatsFlag(fs, 0)
-	nethttp := fs.Bool("nethttp", false, "serve the same routes with Go's net/http, its ReadHeaderTimeout, IdleTimeout and WriteTimeout set from these flags (-max-life, -max-conns, -budget and -stats must be left unset)")
+	nethttp := fs.Bool("nethttp", false, "serve the same routes with Go's net/http, its ReadHeaderTimeout, IdleTimeout and WriteTimeout set from these flags (-max-life, -max-conns, -max-unsent, -budget and -stats must be left unset)")
 	if err := cli.Parse(fs, args); err != nil {
 		return err
 	}
@@ -101,14 +102,16 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		return cli.Usagef("-max-input %d: must be at least %d, the longest head", cfg.maxInput, maxHead)
 	case cfg.maxConns < 0:
 		return cli.Usagef("-max-conns %d: must not be negative (0: derived from ulimit -n)", cfg.maxConns)
+	case cfg.maxUnsent < 0:
+		return cli.Usagef("-max-unsent %d: must not be negative (0: the kernel's own bound)", cfg.maxUnsent)
 	case cfg.budget < -1:
 		return cli.Usagef("-budget %d: want bytes, 0 for the default or -1 for none", cfg.budget)
 	case cfg.drain < 0:
 		return cli.Usagef("-drain %v: must not be negative", cfg.drain)
 	}
 	if *nethttp {
-		if cfg.maxLife != 0 || cfg.maxConns != 0 || cfg.budget != 0 || *every != 0 {
-			return cli.Usagef("-nethttp: net/http has no -max-life, -max-conns, -budget or -stats")
+		if cfg.maxLife != 0 || cfg.maxConns != 0 || cfg.maxUnsent != defaults.maxUnsent || cfg.budget != 0 || *every != 0 {
+			return cli.Usagef("-nethttp: net/http has no -max-life, -max-conns, -max-unsent, -budget or -stats")
 		}
 		return runNetHTTP(ctx, *addr, cfg, out)
 	}

@@ -22,6 +22,7 @@ type config struct {
 	maxOutput     int           // pending output: more closes the connection
 	maxInput      int           // unread input: more closes the connection
 	maxConns      int           // 0: idleconn's default, from ulimit -n
+	maxUnsent     int           // bytes the kernel holds unsent: 0 its own bound
 	budget        int64         // bytes buffered for all clients: 0 idleconn's default, -1 none
 	drain         time.Duration // how long a graceful stop waits for requests in flight
 	timeouts      bool          // false: no time limit but the loop timers, for load.sh
@@ -32,6 +33,8 @@ type config struct {
 // client can make the server hold to about a MiB of output and a quarter
 // of input. -min-drain-rate, 4 KiB/s, is far under any client on a
 // working network and far over what a slow-read attack reads.
+// -max-unsent bounds what the kernel holds for a client that does not
+// read (unsent.go).
 var defaults = config{
 	headerTimeout: 5 * time.Second,
 	bodyTimeout:   10 * time.Second,
@@ -40,6 +43,7 @@ var defaults = config{
 	minDrainRate:  4 << 10,
 	maxOutput:     1 << 20,
 	maxInput:      256 << 10,
+	maxUnsent:     256 << 10,
 	drain:         10 * time.Second,
 	timeouts:      true,
 }
@@ -166,6 +170,11 @@ func (s *server) OnOpen(c gnet.Conn) ([]byte, gnet.Action) {
 		ls, _ = s.loops.LoadOrStore(el, l)
 	}
 	c.SetContext(&conn{loop: ls.(*loopState)})
+	if s.cfg.maxUnsent > 0 {
+		if err := boundUnsent(c.Fd(), s.cfg.maxUnsent); err != nil {
+			return nil, gnet.Close // unbounded, the kernel could hold megabytes for it
+		}
+	}
 	return nil, gnet.None
 }
 

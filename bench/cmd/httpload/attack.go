@@ -46,6 +46,9 @@ type attackServer struct {
 
 var attackServers = []attackServer{
 	{"httpserver", func(b binaries) string { return b.httpserver }, nil, fetchHTTP},
+	// The kernel's bound on what it holds unsent, in place of
+	// httpserver's (TCP_NOTSENT_LOWAT): what net/http has too.
+	{"httpserver -max-unsent 0", func(b binaries) string { return b.httpserver }, []string{"-max-unsent", "0"}, fetchHTTP},
 	{"net/http", func(b binaries) string { return b.httpserver }, []string{"-nethttp"}, fetchHTTP},
 	{"idleserver", func(b binaries) string { return b.idleserver }, nil, fetchEcho},
 }
@@ -66,6 +69,7 @@ func runAttack(bins binaries, servers []string, length time.Duration) (*results,
 			fmt.Sprintf("slowhttptest -c CONNS -r RATE -p 3 -l %d MODE ARGS -u http://ADDR/PATH, each mode against each server started afresh with its default flags", int(length.Seconds())),
 			plainSetting,
 			"server RSS and descriptors from /proc/PID every second; idle is before the attack",
+			"kernel TCP: the memory of every TCP socket on the machine, /proc/net/sockstat's TCP mem, sampled with them: mostly the server's send queues, which no RSS shows",
 			fmt.Sprintf("after: once slowhttptest has ended and closed its connections, the plain client runs %v more; the server's descriptors at its end and its CPU over it (100%% is one CPU)", recovery),
 		},
 		notes: []string{
@@ -75,7 +79,7 @@ func runAttack(bins binaries, servers []string, length time.Duration) (*results,
 				"which counts the connections idleconn closed, by reason, the attack's among them; net/http, or a server from before, prints none.",
 		},
 	}
-	t := table{caption: "Per attack", header: []string{"server", "attack", "path", "conns, rate /s", "idle RSS MiB", "peak RSS MiB", "peak - idle MiB", "peak fds",
+	t := table{caption: "Per attack", header: []string{"server", "attack", "path", "conns, rate /s", "idle RSS MiB", "peak RSS MiB", "peak - idle MiB", "kernel TCP MiB, peak - idle", "peak fds",
 		"plain fetches made/due", "success % of due", "plain p99 ms from due", "slowhttptest's connections",
 		"after: success % of due", "after: p99 ms", "after: fds", "after: CPU %", "server's status line at its stop"}}
 	for _, mode := range attackModes {
@@ -112,6 +116,11 @@ func attackOnce(bins binaries, s attackServer, mode attackMode, length time.Dura
 		plain.run(s.fetch, srv.addr, stop)
 	}()
 	peak := idle
+	idleTCP, err := tcpMemory()
+	if err != nil {
+		return nil, err
+	}
+	peakTCP := idleTCP
 	sampling := make(chan struct{})
 	go func() {
 		defer close(sampling)
@@ -124,6 +133,9 @@ func attackOnce(bins binaries, s attackServer, mode attackMode, length time.Dura
 			case <-tick.C:
 				if p, err := srv.sample(); err == nil {
 					peak.rss, peak.fds = max(peak.rss, p.rss), max(peak.fds, p.fds)
+				}
+				if m, err := tcpMemory(); err == nil {
+					peakTCP = max(peakTCP, m)
 				}
 			}
 		}
@@ -154,7 +166,7 @@ func attackOnce(bins binaries, s attackServer, mode attackMode, length time.Dura
 	if err != nil {
 		status = err.Error() // a server the attack left stuck: a result, not the tool's failure
 	}
-	return append([]string{s.name, mode.name, mode.path, fmt.Sprintf("%d, %d", mode.conns, mode.rate), mib(idle.rss), mib(peak.rss), mib(peak.rss - idle.rss), strconv.Itoa(peak.fds),
+	return append([]string{s.name, mode.name, mode.path, fmt.Sprintf("%d, %d", mode.conns, mode.rate), mib(idle.rss), mib(peak.rss), mib(peak.rss - idle.rss), mib(peakTCP - idleTCP), strconv.Itoa(peak.fds),
 		plain.fetches(), plain.success(), plain.p99(), end}, append(after, status)...), nil
 }
 
@@ -330,4 +342,25 @@ func fetchEcho(addr string) error {
 		return fmt.Errorf("echoed %q", buf)
 	}
 	return nil
+}
+
+// tcpMemory returns the memory the kernel holds for every TCP socket on
+// the machine, in bytes: /proc/net/sockstat's "TCP: ... mem PAGES".
+func tcpMemory() (int64, error) {
+	stat, err := os.ReadFile("/proc/net/sockstat")
+	if err != nil {
+		return 0, err
+	}
+	for line := range strings.Lines(string(stat)) {
+		if rest, ok := strings.CutPrefix(line, "TCP:"); ok {
+			f := strings.Fields(rest)
+			for i := 0; i+1 < len(f); i += 2 {
+				if f[i] == "mem" {
+					pages, err := strconv.ParseInt(f[i+1], 10, 64)
+					return pages * int64(os.Getpagesize()), err
+				}
+			}
+		}
+	}
+	return 0, fmt.Errorf("/proc/net/sockstat: no TCP mem")
 }

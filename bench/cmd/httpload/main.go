@@ -13,8 +13,11 @@
 //	                       net/http and examples/idleserver, all with default
 //	                       flags, while a plain client fetches in a loop and
 //	                       5 s after: its success rate and p99, the server's
-//	                       RSS and descriptors, sampled from /proc every
-//	                       second, and its descriptors and CPU after
+//	                       RSS and descriptors and the kernel's TCP memory,
+//	                       sampled from /proc every second, and the server's
+//	                       descriptors and CPU after; httpserver also with
+//	                       -max-unsent 0, the kernel's bound on its send
+//	                       queues, as net/http has
 //	httpload-fairness.txt  one client pipelines 1,000 /big?kb=1024 requests
 //	                       while 20 others on the same event loop fetch /:
 //	                       their p50, p99 and worst latency
@@ -71,7 +74,7 @@ import (
 )
 
 func main() {
-	scenario := flag.String("scenario", "", "load (about 7 min with the defaults), attack (about 10 min), fairness (about 1 min), retention (about 7 min), bounds (about 5 min) or budget (about 2 min a round)")
+	scenario := flag.String("scenario", "", "load (about 7 min with the defaults), attack (about 13 min), fairness (about 1 min), retention (about 7 min), bounds (about 5 min) or budget (about 2 min a round)")
 	out := flag.String("out", "", "directory of the results file (default: the bench module's results)")
 	rev := flag.String("rev", "", "build examples/httpserver from this git revision, not the working tree")
 	label := flag.String("label", "", "what this run measures (before, after), written into the results file's name")
