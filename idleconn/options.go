@@ -153,6 +153,14 @@ type Options struct {
 	// -1 turns it off. Otherwise it must cover what one connection may
 	// keep under pressure: min(MaxInput, 64 KiB) + min(Output.Max,
 	// 2*Output.High).
+	//
+	// The kernel's socket buffers are not in it: what a write leaves in a
+	// socket's send queue gnet never holds, and Linux lets that queue grow
+	// to net.ipv4.tcp_wmem's largest, 4 MiB by default, for a peer that
+	// reads nothing. Bound it in OnOpen with TCP_NOTSENT_LOWAT, as the
+	// example servers' -max-unsent does, so that the rest waits in gnet's
+	// buffer, where the output limit and the budget count it
+	// (examples/httpserver's TestUnsentBound).
 	Budget int64
 
 	// Overload, if set, shortens idle timeouts as the server fills, so

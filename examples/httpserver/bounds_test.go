@@ -6,11 +6,8 @@ import (
 	"io"
 	"net"
 	"net/http"
-	"net/netip"
-	"os"
 	"os/exec"
 	"runtime"
-	"strconv"
 	"strings"
 	"sync"
 	"syscall"
@@ -285,7 +282,9 @@ func TestUnsentBound(t *testing.T) {
 		most := 0
 		for range 50 { // 1 s
 			time.Sleep(20 * time.Millisecond)
-			most = max(most, sendQueue(t, addr, c.LocalAddr().String()))
+			q, ok := cmdtest.SendQueue(t, addr, c.LocalAddr().String())
+			require.True(t, ok, "the server's socket is gone")
+			most = max(most, q)
 		}
 		if unsent > 0 {
 			require.LessOrEqual(t, most, unsent+slack, "the kernel holds more than -max-unsent")
@@ -293,30 +292,4 @@ func TestUnsentBound(t *testing.T) {
 			require.Greater(t, most, testConfig.maxUnsent+slack, "without -max-unsent, the kernel held no more: the test shows nothing")
 		}
 	}
-}
-
-// sendQueue returns what the kernel holds of what the server at local
-// sent to the client at remote and the client has not acknowledged:
-// tx_queue in /proc/net/tcp, in bytes.
-func sendQueue(t *testing.T, local, remote string) int {
-	t.Helper()
-	hexAddr := func(a string) string {
-		ap := netip.MustParseAddrPort(a)
-		ip := ap.Addr().As4()
-		return fmt.Sprintf("%02X%02X%02X%02X:%04X", ip[3], ip[2], ip[1], ip[0], ap.Port())
-	}
-	table, err := os.ReadFile("/proc/net/tcp")
-	require.NoError(t, err)
-	l, r := hexAddr(local), hexAddr(remote)
-	for line := range strings.Lines(string(table)) {
-		f := strings.Fields(line) // sl local_address rem_address st tx_queue:rx_queue ...
-		if len(f) > 4 && f[1] == l && f[2] == r {
-			tx, _, _ := strings.Cut(f[4], ":")
-			n, err := strconv.ParseInt(tx, 16, 64)
-			require.NoError(t, err)
-			return int(n)
-		}
-	}
-	t.Fatalf("no socket from %s to %s in /proc/net/tcp", local, remote)
-	return 0
 }

@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/packwheel/packwheel/idleconn"
+	"github.com/packwheel/packwheel/internal/engine"
 	"github.com/panjf2000/gnet/v2"
 )
 
@@ -34,7 +35,7 @@ type config struct {
 // of input. -min-drain-rate, 4 KiB/s, is far under any client on a
 // working network and far over what a slow-read attack reads.
 // -max-unsent bounds what the kernel holds for a client that does not
-// read (unsent.go).
+// read (engine.BoundUnsent).
 var defaults = config{
 	headerTimeout: 5 * time.Second,
 	bodyTimeout:   10 * time.Second,
@@ -171,7 +172,7 @@ func (s *server) OnOpen(c gnet.Conn) ([]byte, gnet.Action) {
 	}
 	c.SetContext(&conn{loop: ls.(*loopState)})
 	if s.cfg.maxUnsent > 0 {
-		if err := boundUnsent(c.Fd(), s.cfg.maxUnsent); err != nil {
+		if err := engine.BoundUnsent(c, s.cfg.maxUnsent); err != nil {
 			return nil, gnet.Close // unbounded, the kernel could hold megabytes for it
 		}
 	}

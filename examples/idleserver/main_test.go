@@ -6,6 +6,7 @@ import (
 	"net"
 	"os"
 	"os/exec"
+	"runtime"
 	"strconv"
 	"strings"
 	"syscall"
@@ -97,6 +98,7 @@ func TestFlags(t *testing.T) {
 		{[]string{"-stats", "-1s"}, `invalid value "-1s" for flag -stats: must not be negative (0: only the last, at a stop)`},
 		{[]string{"-max-output", "0"}, "-max-output 0: must be positive"},
 		{[]string{"-max-input", "-1"}, "-max-input -1: must be positive"},
+		{[]string{"-max-unsent", "-1"}, "-max-unsent -1: must not be negative (0: the kernel's own bound)"},
 		{[]string{"-drain", "-1s"}, "-drain -1s: must not be negative"},
 		{[]string{"-budget", "-2"}, "-budget -2: want bytes, 0 for the default or -1 for none"},
 		{[]string{"-addr", "127.0.0.1"}, `invalid value "127.0.0.1" for flag -addr: want host:port, as in 127.0.0.1:9000 (missing port in address)`},
@@ -235,5 +237,48 @@ func TestDescriptorLimit(t *testing.T) {
 			cmdtest.WaitLine(t, out, "stopped")
 			require.NoError(t, cmd.Wait(), "stderr: %s", &stderr)
 		})
+	}
+}
+
+// TestUnsentBound sends 8 MiB and reads none of its echo, its receive
+// buffer small, with -max-input high enough that nothing closes it: with
+// -max-unsent (the default, 256 KiB) the kernel holds at most that much,
+// and a segment, of the echo, as /proc/net/tcp shows from outside the
+// server, and idleconn's output limit bounds the rest; with -max-unsent 0
+// the kernel's send queue grows to what autotuning lets it, megabytes.
+func TestUnsentBound(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("TCP_NOTSENT_LOWAT is set on Linux only")
+	}
+	const bound, slack = 256 << 10, 64 << 10 // a write past the bound completes its segment
+	for _, unsent := range []string{strconv.Itoa(bound), "0"} {
+		ctx, cancel := context.WithCancel(context.Background())
+		r, w := io.Pipe()
+		done := make(chan error, 1)
+		go func() {
+			done <- run(ctx, []string{"-addr", "127.0.0.1:0", "-loops", "1", "-stats", "0", "-max-input", strconv.Itoa(64 << 20), "-max-unsent", unsent}, w)
+			_ = w.Close()
+		}()
+		out := cmdtest.Lines(r)
+		addr := strings.TrimPrefix(cmdtest.WaitLine(t, out, "listening on "), "listening on ")
+		c, err := net.Dial("tcp", addr)
+		require.NoError(t, err)
+		require.NoError(t, c.(*net.TCPConn).SetReadBuffer(4<<10))
+		go func() { _, _ = c.Write(make([]byte, 8<<20)) }() // it ends when c closes
+		most := 0
+		for range 50 { // 1 s
+			time.Sleep(20 * time.Millisecond)
+			q, ok := cmdtest.SendQueue(t, addr, c.LocalAddr().String())
+			require.True(t, ok, "the server's socket is gone")
+			most = max(most, q)
+		}
+		c.Close()
+		cancel()
+		require.NoError(t, <-done)
+		if unsent != "0" {
+			require.LessOrEqual(t, most, bound+slack, "the kernel holds more than -max-unsent")
+		} else {
+			require.Greater(t, most, bound+slack, "without -max-unsent, the kernel held no more: the test shows nothing")
+		}
 	}
 }
