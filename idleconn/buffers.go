@@ -467,12 +467,18 @@ func (l *loop) settle(st *stamp) {
 
 // Polls look at a connection's output more often than its timer does, so
 // that a handler waiting for OnWritable, or a lingering close waiting to
-// shut the write side, hears of a fast peer's drain within a millisecond
-// or two rather than a tick: a peer that reads at memory speed would
-// otherwise idle for most of each tick. A poll backs off, doubling its
+// shut the write side, hears of a fast peer's drain within about a tenth
+// of a millisecond rather than a tick: a peer that reads at memory speed
+// would otherwise idle for most of each tick. gnet says nothing when a
+// socket drains, so the first poll's gap bounds a fast peer's throughput
+// at what its socket and gnet hold per gap: with the examples' send queue
+// bounded to 256 KiB (-max-unsent), one reader on the same machine took
+// 192 MiB in 0.70 s with a first gap of 1 ms and 0.14 s with 100 us
+// (bench/results/httpserver-unsent.txt). A poll backs off, doubling its
 // gap, so that a slow peer costs about as much as the tick's look, which
-// takes over once the gap reaches a tick.
-const pollFirst = time.Millisecond
+// takes over once the gap reaches a tick: the shorter first gap costs it
+// three more looks.
+const pollFirst = 100 * time.Microsecond
 
 // noPoll is loop.pollAt's value when no poll is due.
 const noPoll = 1<<63 - 1

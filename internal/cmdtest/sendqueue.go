@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/stretchr/testify/require"
 )
@@ -36,4 +37,54 @@ func SendQueue(t *testing.T, local, remote string) (n int, ok bool) {
 		}
 	}
 	return 0, false
+}
+
+// WatchSendQueue samples SendQueue every 20 ms until done, given the most
+// seen and the time since the first sample, says to stop, and returns
+// them. It fails the test if the socket is gone.
+func WatchSendQueue(t *testing.T, local, remote string, done func(most int, d time.Duration) bool) (most int, d time.Duration) {
+	t.Helper()
+	began := time.Now()
+	for {
+		time.Sleep(20 * time.Millisecond)
+		q, ok := SendQueue(t, local, remote)
+		require.True(t, ok, "the socket from %s to %s is gone", local, remote)
+		most, d = max(most, q), time.Since(began)
+		if done(most, d) {
+			return most, d
+		}
+	}
+}
+
+// UnsentWatch is how the example servers' TestUnsentBound watch a send
+// queue, first with the kernel's own bound and then with theirs: without
+// it, until the queue passes bound plus slack (a write past the bound
+// completes its segment), for at most 8 s, under the servers' write stall
+// of 10; with it, for twice as long as the queue took to grow past it
+// without, and at least 1 s, so that a bound that did nothing would be
+// seen, however loaded the machine.
+type UnsentWatch struct {
+	Bound, Slack int
+	grew         time.Duration
+}
+
+// Unbounded watches the queue from local to remote without the bound,
+// and fails the test if it never passed it: the test would show nothing.
+func (w *UnsentWatch) Unbounded(t *testing.T, local, remote string) {
+	t.Helper()
+	most, d := WatchSendQueue(t, local, remote, func(most int, d time.Duration) bool {
+		return most > w.Bound+w.Slack || d >= 8*time.Second
+	})
+	require.Greater(t, most, w.Bound+w.Slack, "without the bound the kernel held no more: the test shows nothing")
+	w.grew = d
+}
+
+// Bounded watches the queue from local to remote with the bound, after
+// Unbounded, and fails the test if it passed it.
+func (w *UnsentWatch) Bounded(t *testing.T, local, remote string) {
+	t.Helper()
+	most, _ := WatchSendQueue(t, local, remote, func(_ int, d time.Duration) bool {
+		return d >= min(max(time.Second, 2*w.grew), 8*time.Second)
+	})
+	require.LessOrEqual(t, most, w.Bound+w.Slack, "the kernel holds more than the bound")
 }
