@@ -280,10 +280,6 @@ func TestUnsentBound(t *testing.T) {
 		require.NoError(t, c.(*net.TCPConn).SetReadBuffer(4<<10))
 		_, err = io.WriteString(c, "GET /big?kb=16384 HTTP/1.1\r\nHost: x\r\n\r\n")
 		require.NoError(t, err)
-		if unsent == 0 {
-			w.Unbounded(t, addr, c.LocalAddr().String())
-		} else {
-			w.Bounded(t, addr, c.LocalAddr().String())
-		}
+		w.Watch(t, addr, c.LocalAddr().String(), unsent > 0)
 	}
 }

@@ -171,10 +171,8 @@ func (s *server) OnOpen(c gnet.Conn) ([]byte, gnet.Action) {
 		ls, _ = s.loops.LoadOrStore(el, l)
 	}
 	c.SetContext(&conn{loop: ls.(*loopState)})
-	if s.cfg.maxUnsent > 0 {
-		if err := engine.BoundUnsent(c, s.cfg.maxUnsent); err != nil {
-			return nil, gnet.Close // unbounded, the kernel could hold megabytes for it
-		}
+	if engine.BoundUnsent(c, s.cfg.maxUnsent) != nil {
+		return nil, gnet.Close // unbounded, the kernel could hold megabytes for it
 	}
 	return nil, gnet.None
 }

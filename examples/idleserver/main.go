@@ -170,10 +170,8 @@ func (e *echo) OnBoot(eng gnet.Engine) gnet.Action {
 // its echo in the kernel's send queue before gnet's buffer, which idleconn
 // bounds, held any (engine.BoundUnsent).
 func (e *echo) OnOpen(c gnet.Conn) ([]byte, gnet.Action) {
-	if e.maxUnsent > 0 {
-		if err := engine.BoundUnsent(c, e.maxUnsent); err != nil {
-			return nil, gnet.Close
-		}
+	if engine.BoundUnsent(c, e.maxUnsent) != nil {
+		return nil, gnet.Close
 	}
 	return nil, gnet.None
 }

@@ -265,11 +265,7 @@ func TestUnsentBound(t *testing.T) {
 		require.NoError(t, err)
 		require.NoError(t, c.(*net.TCPConn).SetReadBuffer(4<<10))
 		go func() { _, _ = c.Write(make([]byte, 8<<20)) }() // it ends when c closes
-		if unsent == 0 {
-			w.Unbounded(t, addr, c.LocalAddr().String())
-		} else {
-			w.Bounded(t, addr, c.LocalAddr().String())
-		}
+		w.Watch(t, addr, c.LocalAddr().String(), unsent > 0)
 		c.Close()
 		cancel()
 		require.NoError(t, <-done)

@@ -12,12 +12,12 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// SendQueue returns what the kernel holds of what the socket at local has
+// sendQueue returns what the kernel holds of what the socket at local has
 // sent to remote and remote has not acknowledged, unsent bytes included:
 // tx_queue in /proc/net/tcp, read from outside the server that owns it.
 // Both are IPv4 host:port addresses. ok is false when no such socket is
 // open. Linux only.
-func SendQueue(t *testing.T, local, remote string) (n int, ok bool) {
+func sendQueue(t *testing.T, local, remote string) (n int, ok bool) {
 	t.Helper()
 	hexAddr := func(a string) string {
 		ap := netip.MustParseAddrPort(a)
@@ -39,15 +39,15 @@ func SendQueue(t *testing.T, local, remote string) (n int, ok bool) {
 	return 0, false
 }
 
-// WatchSendQueue samples SendQueue every 20 ms until done, given the most
+// watchSendQueue samples sendQueue every 20 ms until done, given the most
 // seen and the time since the first sample, says to stop, and returns
 // them. It fails the test if the socket is gone.
-func WatchSendQueue(t *testing.T, local, remote string, done func(most int, d time.Duration) bool) (most int, d time.Duration) {
+func watchSendQueue(t *testing.T, local, remote string, done func(most int, d time.Duration) bool) (most int, d time.Duration) {
 	t.Helper()
 	began := time.Now()
 	for {
 		time.Sleep(20 * time.Millisecond)
-		q, ok := SendQueue(t, local, remote)
+		q, ok := sendQueue(t, local, remote)
 		require.True(t, ok, "the socket from %s to %s is gone", local, remote)
 		most, d = max(most, q), time.Since(began)
 		if done(most, d) {
@@ -68,23 +68,22 @@ type UnsentWatch struct {
 	grew         time.Duration
 }
 
-// Unbounded watches the queue from local to remote without the bound,
-// and fails the test if it never passed it: the test would show nothing.
-func (w *UnsentWatch) Unbounded(t *testing.T, local, remote string) {
+// Watch watches the queue from local to remote. Without the bound it
+// fails the test if the queue never passed it (the test would show
+// nothing); with it, called after the watch without, if the queue did.
+func (w *UnsentWatch) Watch(t *testing.T, local, remote string, bounded bool) {
 	t.Helper()
-	most, d := WatchSendQueue(t, local, remote, func(most int, d time.Duration) bool {
-		return most > w.Bound+w.Slack || d >= 8*time.Second
-	})
-	require.Greater(t, most, w.Bound+w.Slack, "without the bound the kernel held no more: the test shows nothing")
-	w.grew = d
-}
-
-// Bounded watches the queue from local to remote with the bound, after
-// Unbounded, and fails the test if it passed it.
-func (w *UnsentWatch) Bounded(t *testing.T, local, remote string) {
-	t.Helper()
-	most, _ := WatchSendQueue(t, local, remote, func(_ int, d time.Duration) bool {
+	limit := w.Bound + w.Slack
+	if !bounded {
+		most, d := watchSendQueue(t, local, remote, func(most int, d time.Duration) bool {
+			return most > limit || d >= 8*time.Second
+		})
+		require.Greater(t, most, limit, "without the bound the kernel held no more: the test shows nothing")
+		w.grew = d
+		return
+	}
+	most, _ := watchSendQueue(t, local, remote, func(_ int, d time.Duration) bool {
 		return d >= min(max(time.Second, 2*w.grew), 8*time.Second)
 	})
-	require.LessOrEqual(t, most, w.Bound+w.Slack, "the kernel holds more than the bound")
+	require.LessOrEqual(t, most, limit, "the kernel holds more than the bound")
 }

@@ -23,8 +23,11 @@ const tcpNotSentLowat = 0x19
 // clients for a second (bench/results/httpserver-unsent.txt). What is in
 // flight is not bounded by it: a fast client far away still gets a
 // window's worth. Call it from OnOpen, on c's loop; a failure leaves the
-// kernel's own bound. examples/httpserver's TestUnsentBound reads the
-// bound from outside, in /proc/net/tcp.
+// kernel's own bound, as n = 0 does. examples/httpserver's
+// TestUnsentBound reads the bound from outside, in /proc/net/tcp.
 func BoundUnsent(c gnet.Conn, n int) error {
+	if n == 0 {
+		return nil
+	}
 	return syscall.SetsockoptInt(c.Fd(), syscall.IPPROTO_TCP, tcpNotSentLowat, n)
 }

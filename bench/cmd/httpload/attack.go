@@ -59,8 +59,8 @@ var attackServers = []attackServer{
 // next to no CPU.
 const recovery = 5 * time.Second
 
-// runAttack runs each slowhttptest mode against each
-// of servers while a plain client fetches in a loop, and after it.
+// runAttack runs each slowhttptest mode against each of servers while a
+// plain client fetches in a loop, and after it.
 func runAttack(bins binaries, servers []string, length time.Duration) (*results, error) {
 	r := &results{
 		name:  "httpload-attack",
