@@ -473,7 +473,7 @@ func (l *loop) settle(st *stamp) {
 // socket drains, so the first poll's gap bounds a fast peer's throughput
 // at what its socket and gnet hold per gap: with the examples' send queue
 // bounded to 256 KiB (-max-unsent), one reader on the same machine took
-// 192 MiB in 0.70 s with a first gap of 1 ms and 0.14 s with 100 us
+// 192 MiB in 0.70 s with a first gap of 1 ms and 0.16 s with 100 us
 // (bench/results/httpserver-unsent.txt). A poll backs off, doubling its
 // gap, so that a slow peer costs about as much as the tick's look, which
 // takes over once the gap reaches a tick: the shorter first gap costs it
