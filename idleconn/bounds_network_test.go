@@ -7,12 +7,14 @@ import (
 	"fmt"
 	"io"
 	"net"
+	"runtime"
 	"strconv"
 	"sync"
 	"sync/atomic"
 	"testing"
 	"time"
 
+	"github.com/packwheel/packwheel/internal/cmdtest"
 	"github.com/panjf2000/gnet/v2"
 	"github.com/stretchr/testify/assert"
 	"github.com/stretchr/testify/require"
@@ -449,4 +451,44 @@ func TestBudgetNetwork(t *testing.T) {
 	// Over by at most what each loop reads before its data path sees the
 	// total past the budget: a step of 1/256 of it and a read of 64 KiB.
 	require.LessOrEqual(t, peak.Load(), int64(budget+2*(budget/256+64<<10)), "the sum stays under the budget")
+}
+
+// TestMaxUnsentNetwork sends 8 MiB to an echo server and reads none of
+// the echo, its receive buffer small, with the input and output bounds
+// high enough that nothing closes it: with MaxUnsent's default the
+// kernel holds at most 256 KiB, and a segment, of the echo, as
+// /proc/net/tcp shows from outside the server, the rest waiting in gnet's
+// buffer; with -1 the kernel's send queue grows to what autotuning lets
+// it, megabytes.
+func TestMaxUnsentNetwork(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("TCP_NOTSENT_LOWAT is set on Linux only")
+	}
+	w := cmdtest.UnsentWatch{Bound: DefaultMaxUnsent, Slack: 64 << 10}
+	for _, unsent := range []int{-1, 0} {
+		s := &echoServer{}
+		h, err := New(s, Options{Timeout: 30 * time.Second, MaxInput: 64 << 20, Output: OutputLimit{Max: 64 << 20, High: 64 << 10, Low: 32 << 10}, MaxUnsent: unsent})
+		require.NoError(t, err)
+		addr := serve(t, s, h, 1)
+		c, err := net.Dial("tcp", addr)
+		require.NoError(t, err)
+		require.NoError(t, c.(*net.TCPConn).SetReadBuffer(4<<10))
+		go func() { _, _ = c.Write(make([]byte, 8<<20)) }() // it ends when c closes
+		w.Watch(t, addr, c.LocalAddr().String(), unsent == 0)
+		require.NoError(t, c.Close())
+		s.stop()
+	}
+}
+
+// TestBoundUnsentAllocs checks that bounding a socket's unsent bytes, which
+// every open of a TCP connection does, allocates nothing.
+func TestBoundUnsentAllocs(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	require.NoError(t, err)
+	defer ln.Close()
+	raw, err := ln.(*net.TCPListener).SyscallConn()
+	require.NoError(t, err)
+	require.NoError(t, raw.Control(func(fd uintptr) {
+		require.Zero(t, testing.AllocsPerRun(100, func() { boundUnsent(int(fd), DefaultMaxUnsent) }))
+	}))
 }

@@ -70,6 +70,29 @@ var outputKind = kind{
 	open: func(l *loop, s *slot, _ uint64) { s.lim().output = l.cfg.output },
 }
 
+// What the kernel holds unsent, per connection (Options.MaxUnsent): the
+// send queue beyond gnet's buffer, which nothing else here bounds.
+var unsentKind = kind{
+	name: "unsent output",
+	row:  [4]string{"unsent in the kernel", "MaxUnsent (256 KiB)", "-", "-"},
+	check: func(o *Options, c *config) error {
+		switch {
+		case o.MaxUnsent == 0:
+			c.maxUnsent = DefaultMaxUnsent
+		case o.MaxUnsent < -1:
+			return fmt.Errorf("idleconn: MaxUnsent %d: want bytes, 0 for DefaultMaxUnsent or -1 for the kernel's own bound", o.MaxUnsent)
+		case o.MaxUnsent > 0:
+			c.maxUnsent = o.MaxUnsent
+		}
+		return nil
+	},
+	open: func(l *loop, s *slot, _ uint64) {
+		if n := l.cfg.maxUnsent; n != 0 {
+			l.h.boundUnsent(s.lim().c.Fd(), n)
+		}
+	},
+}
+
 // check returns an error naming what, starting "idleconn: ", if o is not
 // a valid limit.
 func (o OutputLimit) check(what string) error {

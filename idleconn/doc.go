@@ -30,6 +30,7 @@
 //	between requests      -                            CloseIdle             Shed
 //	shutdown              -                            Shutdown              Shed, Shutdown
 //	memory budget         Budget (DefaultBudget)       -                     OverBudget
+//	unsent in the kernel  MaxUnsent (256 KiB)          -                     -
 //	connections           MaxConns (DefaultMaxConns)   -                     (refused)
 //	idle under load       Overload (off)               -                     Idle
 //

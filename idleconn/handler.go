@@ -45,8 +45,10 @@ type Handler struct {
 	clock  packwheel.Clock
 	origin time.Time        // the clock's tick 0
 	now    func() time.Time // time.Now; tests drive a fake clock
-	// shutdownWrite shuts a socket's write side; tests record the calls.
+	// shutdownWrite shuts a socket's write side, and boundUnsent bounds
+	// what the kernel holds unsent for one; tests record the calls.
 	shutdownWrite func(fd int) error
+	boundUnsent   func(fd, n int)
 
 	loops registry
 	table fdTable
@@ -95,6 +97,7 @@ func newHandler(user gnet.EventHandler, opts Options, now func() time.Time) (*Ha
 		wakeup: make(chan struct{}, 1),
 
 		shutdownWrite: shutdownWrite,
+		boundUnsent:   boundUnsent,
 	}, nil
 }
 

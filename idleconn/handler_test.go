@@ -14,9 +14,10 @@ import (
 // fakeServer is a Handler over fake loops and a fake clock, for tests that
 // drive events one by one.
 type fakeServer struct {
-	clk  *fakeClock
-	h    *Handler
-	reap []Reason
+	clk    *fakeClock
+	h      *Handler
+	reap   []Reason
+	unsent map[int]int // the bound each descriptor's open gave the kernel (boundUnsent)
 }
 
 func newFakeServer(t testing.TB, user gnet.EventHandler, opts Options) *fakeServer {
@@ -27,6 +28,9 @@ func newFakeServer(t testing.TB, user gnet.EventHandler, opts Options) *fakeServ
 	h, err := newHandler(user, opts, f.clk.now)
 	require.NoError(t, err)
 	f.h = h
+	// A fake's descriptor may be a real one of the test process.
+	f.unsent = map[int]int{}
+	h.boundUnsent = func(fd, n int) { f.unsent[fd] = n }
 	h.OnBoot(gnet.Engine{})
 	return f
 }
@@ -87,6 +91,7 @@ func TestNewValidates(t *testing.T) {
 		{Options{Timeout: time.Second, MaxConns: openFilesLimit()}, fmt.Sprintf("idleconn: MaxConns %d must lie below the open-files limit (ulimit -n), %[1]d, "+
 			"less the descriptors held for anything else and a burst of accepts; DefaultMaxConns() is %d", openFilesLimit(), DefaultMaxConns())},
 		{Options{Timeout: time.Second, Budget: -2}, "idleconn: Budget -2: want bytes, 0 for DefaultBudget() or -1 for none"},
+		{Options{Timeout: time.Second, MaxUnsent: -2}, "idleconn: MaxUnsent -2: want bytes, 0 for DefaultMaxUnsent or -1 for the kernel's own bound"},
 		{Options{Timeout: time.Second, Budget: 1 << 10}, "idleconn: Budget 1024 must be at least 196608, what one connection may keep under pressure (MaxInput's floor and twice Output.High)"},
 		{Options{Timeout: time.Second, Budget: 100_000, MaxInput: 4096, Output: OutputLimit{Max: 1 << 20, High: 64 << 10, Low: 1}}, "idleconn: Budget 100000 must be at least 135168, what one connection may keep under pressure (MaxInput's floor and twice Output.High)"},
 	} {
@@ -115,6 +120,7 @@ func TestNewValidates(t *testing.T) {
 	// The bounds' defaults, and none for MaxConns below zero.
 	assert.Equal(t, DefaultOutput, h.cfg.output)
 	assert.Equal(t, DefaultMaxInput, h.cfg.maxInput)
+	assert.Equal(t, DefaultMaxUnsent, h.cfg.maxUnsent)
 	assert.Equal(t, limitTicks(DefaultLinger, h.cfg.tick), h.cfg.lingerTicks)
 	assert.Equal(t, DefaultMaxConns(), h.Stats().MaxConns)
 	assert.Positive(t, DefaultMaxConns(), "this machine has a descriptor limit")

@@ -137,7 +137,7 @@ func init() {
 	kinds = []*kind{
 		&idleKind, &deadlineKind, &writeStallKind, &drainRateKind, &lifetimeKind, &lingerKind,
 		&outputKind, &inputKind, &shedKind, &shutdownKind, &budgetKind,
-		&connectionsKind, &overloadKind,
+		&unsentKind, &connectionsKind, &overloadKind,
 	}
 	for i, k := range kinds {
 		if i < numReasons && k.why != Reason(i+1) || i >= numReasons && k.why != 0 {

@@ -369,6 +369,25 @@ func TestMaxConns(t *testing.T) {
 	_ = b
 }
 
+// TestMaxUnsent checks that each connection tracked has the kernel's
+// bound on its unsent bytes set as it opens, to MaxUnsent or its default,
+// and left alone with -1 and for a connection refused.
+// TestMaxUnsentNetwork reads the bound from outside.
+func TestMaxUnsent(t *testing.T) {
+	for _, tc := range []struct{ opt, want int }{{0, DefaultMaxUnsent}, {4096, 4096}, {-1, 0}} {
+		f := newFakeServer(t, &nopHandler{}, Options{Timeout: time.Second, MaxUnsent: tc.opt, MaxConns: 1})
+		l := f.loop()
+		openFake(f.h, l, 3)
+		_, action := f.h.OnOpen(&fakeConn{fd: 4, loop: l, open: true})
+		require.Equal(t, gnet.Close, action, "MaxConns refuses the second")
+		want := map[int]int{3: tc.want}
+		if tc.want == 0 {
+			want = map[int]int{}
+		}
+		require.Equal(t, want, f.unsent, "MaxUnsent %d", tc.opt)
+	}
+}
+
 // countingHandler counts the opens and closes it hears of.
 type countingHandler struct {
 	gnet.BuiltinEventEngine

@@ -39,6 +39,11 @@ const (
 	// lingering_time bounds it (30 s there; 5 s is nginx's
 	// lingering_timeout, its wait between two reads).
 	DefaultLinger = 5 * time.Second
+	// DefaultMaxUnsent is Options.MaxUnsent's default: 256 KiB, which
+	// kept a plain client's worst second under 25 ms beside 1,000 slow
+	// readers, where the kernel's own bound let them stall it for a
+	// second (bench/results/httpserver-unsent.txt).
+	DefaultMaxUnsent = 256 << 10
 )
 
 // DefaultOutput is Options.Output's default: Netty's water marks (a
@@ -155,13 +160,27 @@ type Options struct {
 	// 2*Output.High).
 	//
 	// The kernel's socket buffers are not in it: what a write leaves in a
-	// socket's send queue gnet never holds, and Linux lets that queue grow
-	// to net.ipv4.tcp_wmem's largest, 4 MiB by default, for a peer that
-	// reads nothing. Bound it in OnOpen with TCP_NOTSENT_LOWAT, as the
-	// example servers' -max-unsent does, so that the rest waits in gnet's
-	// buffer, where the output limit and the budget count it
-	// (examples/httpserver's TestUnsentBound).
+	// socket's send queue gnet never holds. MaxUnsent bounds that.
 	Budget int64
+
+	// MaxUnsent bounds what the kernel holds unsent in each TCP
+	// connection's send queue, on Linux (TCP_NOTSENT_LOWAT, set when the
+	// connection opens): a write past it leaves the rest in gnet's
+	// buffer, where Output and Budget count it. Without it Linux lets
+	// the queue of a peer that reads nothing grow to net.ipv4.tcp_wmem's
+	// largest, 4 MiB by default, memory that no RSS shows: 1,000 slow
+	// readers of 1 MiB answers held 1.9 GiB of it, and the loops' copying
+	// it stalled other clients for a second. It does not bound what is in
+	// flight, so a fast peer far away still gets a window's worth. What
+	// it costs is a fast peer on the same machine, which drains the queue
+	// between two looks at its output: a handler that waits for
+	// OnWritable hears of it at the next look, from 100 us on, and
+	// examples/httpserver's fast reader took 192 MiB in 0.16 s against
+	// 0.10 s without the bound (bench/results/httpserver-unsent.txt).
+	// Zero means DefaultMaxUnsent; -1 leaves the kernel's own bound.
+	// Elsewhere than Linux, and on a socket that refuses it (not TCP),
+	// the kernel's own bound stands (TestMaxUnsentNetwork).
+	MaxUnsent int
 
 	// Overload, if set, shortens idle timeouts as the server fills, so
 	// that a full server sheds its idlest connections before it refuses
@@ -266,6 +285,7 @@ type config struct {
 	lingerTicks                      uint64
 	output                           OutputLimit
 	maxInput                         int
+	maxUnsent                        int   // 0 for the kernel's own bound
 	maxConns                         int64 // 0 for none
 	budget                           int64 // 0 for none
 	listClass                        int   // the least size class a loop's holders list (buffers.go)

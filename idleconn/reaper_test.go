@@ -64,6 +64,7 @@ func newSim(t *testing.T, rng *rand.Rand, opts Options) *sim {
 	opts.OnReap = func(c gnet.Conn, why Reason) { s.byFD[c.Fd()].why = why }
 	h, err := newHandler(&nopHandler{}, opts, s.clk.now)
 	require.NoError(t, err)
+	h.boundUnsent = func(int, int) {} // a fake's descriptor may be a real one
 	s.h = h
 	s.loop = &fakeLoop{h: h}
 	h.OnBoot(gnet.Engine{})

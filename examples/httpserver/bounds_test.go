@@ -268,9 +268,9 @@ func TestUnsentBound(t *testing.T) {
 		t.Skip("TCP_NOTSENT_LOWAT is set on Linux only")
 	}
 	t.Parallel()
-	w := cmdtest.UnsentWatch{Bound: 256 << 10, Slack: 64 << 10}
-	require.Equal(t, w.Bound, testConfig.maxUnsent, "the default")
-	for _, unsent := range []int{0, w.Bound} {
+	w := cmdtest.UnsentWatch{Bound: idleconn.DefaultMaxUnsent, Slack: 64 << 10}
+	require.Zero(t, testConfig.maxUnsent, "the default")
+	for _, unsent := range []int{-1, 0} { // -max-unsent 0, and the default
 		cfg := testConfig
 		cfg.maxUnsent = unsent
 		_, addr := start(t, cfg)
@@ -280,6 +280,6 @@ func TestUnsentBound(t *testing.T) {
 		require.NoError(t, c.(*net.TCPConn).SetReadBuffer(4<<10))
 		_, err = io.WriteString(c, "GET /big?kb=16384 HTTP/1.1\r\nHost: x\r\n\r\n")
 		require.NoError(t, err)
-		w.Watch(t, addr, c.LocalAddr().String(), unsent > 0)
+		w.Watch(t, addr, c.LocalAddr().String(), unsent == 0)
 	}
 }

@@ -74,7 +74,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	fs.IntVar(&cfg.maxOutput, "max-output", defaults.maxOutput, "close a connection with more output than this pending, in bytes")
 	fs.IntVar(&cfg.maxInput, "max-input", defaults.maxInput, "close a connection with more input than this unread, in bytes")
 	fs.IntVar(&cfg.maxConns, "max-conns", defaults.maxConns, "refuse connections beyond this many open, with 503; keep it under ulimit -n (0: derived from it)")
-	fs.IntVar(&cfg.maxUnsent, "max-unsent", defaults.maxUnsent, "bytes the kernel may hold unsent for a connection (TCP_NOTSENT_LOWAT), beside -max-output (0: the kernel's own bound, up to net.ipv4.tcp_wmem's largest)")
+	cli.UnsentFlag(fs, &cfg.maxUnsent)
 	fs.Int64Var(&cfg.budget, "budget", defaults.budget, "bytes buffered for all clients together, unread input and pending output: past half of it answers close their connection and the largest holders are closed (0: derived from the memory the process may use, -1: none)")
 	fs.DurationVar(&cfg.drain, "drain", defaults.drain, "on SIGINT or SIGTERM, how long requests in flight may take")
 	fs.BoolVar(&cfg.timeouts, "timeouts", defaults.timeouts, "false turns the header, body, idle, write-stall, drain-rate and lifetime limits off (the idle timeout becomes 24h; the lingering close stays)")
@@ -102,8 +102,6 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		return cli.Usagef("-max-input %d: must be at least %d, the longest head", cfg.maxInput, maxHead)
 	case cfg.maxConns < 0:
 		return cli.Usagef("-max-conns %d: must not be negative (0: derived from ulimit -n)", cfg.maxConns)
-	case cfg.maxUnsent < 0:
-		return cli.Usagef("-max-unsent %d: must not be negative (0: the kernel's own bound)", cfg.maxUnsent)
 	case cfg.budget < -1:
 		return cli.Usagef("-budget %d: want bytes, 0 for the default or -1 for none", cfg.budget)
 	case cfg.drain < 0:
@@ -194,7 +192,7 @@ func newServer(cfg config) (*server, error) {
 	srv := &server{cfg: cfg, booted: make(chan gnet.Engine, 1)}
 	opts := idleconn.Options{Timeout: cfg.idleTimeout, OnReap: srv.onReap, OnRefuse: onRefuse, OnWritable: srv.resume,
 		Output:   idleconn.OutputLimit{Max: cfg.maxOutput, High: outputHigh, Low: outputLow},
-		MaxInput: cfg.maxInput, MaxConns: cfg.maxConns, Budget: cfg.budget}
+		MaxInput: cfg.maxInput, MaxConns: cfg.maxConns, MaxUnsent: cfg.maxUnsent, Budget: cfg.budget}
 	if cfg.timeouts {
 		opts.WriteStallTimeout, opts.MaxLifetime = cfg.writeStall, cfg.maxLife
 		// Every limit may close up to Resolution late, and its default,

@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/packwheel/packwheel/idleconn"
-	"github.com/packwheel/packwheel/internal/engine"
 	"github.com/panjf2000/gnet/v2"
 )
 
@@ -23,7 +22,7 @@ type config struct {
 	maxOutput     int           // pending output: more closes the connection
 	maxInput      int           // unread input: more closes the connection
 	maxConns      int           // 0: idleconn's default, from ulimit -n
-	maxUnsent     int           // bytes the kernel holds unsent: 0 its own bound
+	maxUnsent     int           // bytes the kernel holds unsent, as idleconn.Options.MaxUnsent takes them
 	budget        int64         // bytes buffered for all clients: 0 idleconn's default, -1 none
 	drain         time.Duration // how long a graceful stop waits for requests in flight
 	timeouts      bool          // false: no time limit but the loop timers, for load.sh
@@ -35,7 +34,7 @@ type config struct {
 // of input. -min-drain-rate, 4 KiB/s, is far under any client on a
 // working network and far over what a slow-read attack reads.
 // -max-unsent bounds what the kernel holds for a client that does not
-// read (engine.BoundUnsent).
+// read (idleconn.Options.MaxUnsent, whose default it keeps).
 var defaults = config{
 	headerTimeout: 5 * time.Second,
 	bodyTimeout:   10 * time.Second,
@@ -44,7 +43,6 @@ var defaults = config{
 	minDrainRate:  4 << 10,
 	maxOutput:     1 << 20,
 	maxInput:      256 << 10,
-	maxUnsent:     256 << 10,
 	drain:         10 * time.Second,
 	timeouts:      true,
 }
@@ -171,9 +169,6 @@ func (s *server) OnOpen(c gnet.Conn) ([]byte, gnet.Action) {
 		ls, _ = s.loops.LoadOrStore(el, l)
 	}
 	c.SetContext(&conn{loop: ls.(*loopState)})
-	if engine.BoundUnsent(c, s.cfg.maxUnsent) != nil {
-		return nil, gnet.Close // unbounded, the kernel could hold megabytes for it
-	}
 	return nil, gnet.None
 }
 

@@ -291,7 +291,7 @@ func TestUsage(t *testing.T) {
 		{[]string{"-stats", "-1s"}, `invalid value "-1s" for flag -stats: must not be negative (0: only the last, at a stop)`},
 		{[]string{"-nethttp", "-stats", "1s"}, "-nethttp: net/http has no -max-life, -max-conns, -max-unsent, -budget or -stats"},
 		{[]string{"-budget", "-2"}, "-budget -2: want bytes, 0 for the default or -1 for none"},
-		{[]string{"-max-unsent", "-1"}, "-max-unsent -1: must not be negative (0: the kernel's own bound)"},
+		{[]string{"-max-unsent", "-1"}, `invalid value "-1" for flag -max-unsent: must not be negative (0: the kernel's own bound)`},
 		{[]string{"-nethttp", "-max-unsent", "0"}, "-nethttp: net/http has no -max-life, -max-conns, -max-unsent, -budget or -stats"},
 		{[]string{"-nethttp", "-budget", "1000000"}, "-nethttp: net/http has no -max-life, -max-conns, -max-unsent, -budget or -stats"},
 		{[]string{"-budget", "1000", "-addr", "127.0.0.1:0"}, "idleconn: Budget 1000 must be at least 98304, " +

@@ -61,7 +61,8 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	stall := fs.Duration("write-stall", 10*time.Second, "close connections whose pending output has not drained for this long (0: no limit)")
 	maxOutput := fs.Int("max-output", 1<<20, "close connections with more output than this pending, in bytes")
 	maxInput := fs.Int("max-input", 256<<10, "close connections with more input than this unread, in bytes")
-	maxUnsent := fs.Int("max-unsent", 256<<10, "bytes the kernel may hold unsent for a connection (TCP_NOTSENT_LOWAT), beside -max-output (0: the kernel's own bound, up to net.ipv4.tcp_wmem's largest)")
+	var maxUnsent int
+	cli.UnsentFlag(fs, &maxUnsent)
 	maxConns := fs.Int("max-conns", 0, "refuse connections beyond this many open; keep it under ulimit -n (0: derived from it)")
 	budget := fs.Int64("budget", 0, "bytes buffered for all clients together, unread input and pending output: past half of it the largest holders are closed (0: derived from the memory the process may use, -1: none)")
 	drain := fs.Duration("drain", 10*time.Second, "on SIGINT or SIGTERM, how long connections may take to finish")
@@ -70,7 +71,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 	opts := idleconn.Options{Timeout: *timeout, MaxLifetime: *maxLife, WriteStallTimeout: *stall, MaxConns: *maxConns, Budget: *budget,
-		Output: idleconn.OutputLimit{Max: *maxOutput, High: min(64<<10, *maxOutput), Low: min(32<<10, *maxOutput)}, MaxInput: *maxInput}
+		Output: idleconn.OutputLimit{Max: *maxOutput, High: min(64<<10, *maxOutput), Low: min(32<<10, *maxOutput)}, MaxInput: *maxInput, MaxUnsent: maxUnsent}
 	switch *wheel {
 	case "hashed":
 	case "hierarchical":
@@ -93,8 +94,6 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		return cli.Usagef("-max-output %d: must be positive", *maxOutput)
 	case *maxInput < 1:
 		return cli.Usagef("-max-input %d: must be positive", *maxInput)
-	case *maxUnsent < 0:
-		return cli.Usagef("-max-unsent %d: must not be negative (0: the kernel's own bound)", *maxUnsent)
 	case *budget < -1:
 		return cli.Usagef("-budget %d: want bytes, 0 for the default or -1 for none", *budget)
 	case *drain < 0:
@@ -104,7 +103,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		return err
 	}
 
-	srv := &echo{out: out, booted: make(chan gnet.Engine, 1), maxUnsent: *maxUnsent}
+	srv := &echo{out: out, booted: make(chan gnet.Engine, 1)}
 	opts.OnWritable = srv.flush
 	h, err := idleconn.New(srv, opts)
 	if err != nil {
@@ -145,11 +144,10 @@ var reasons = []idleconn.Reason{idleconn.Idle, idleconn.Lifetime, idleconn.Write
 // bounds to idleconn.
 type echo struct {
 	gnet.BuiltinEventEngine
-	h         *idleconn.Handler
-	out       io.Writer
-	booted    chan gnet.Engine
-	bootErr   error // why OnBoot shut the engine down
-	maxUnsent int   // what the kernel may hold unsent for a connection
+	h       *idleconn.Handler
+	out     io.Writer
+	booted  chan gnet.Engine
+	bootErr error // why OnBoot shut the engine down
 }
 
 // OnBoot announces the address, which -addr may have left to the kernel
@@ -163,17 +161,6 @@ func (e *echo) OnBoot(eng gnet.Engine) gnet.Action {
 	fmt.Fprintf(e.out, "listening on %s\n", addr)
 	e.booted <- eng
 	return gnet.None
-}
-
-// OnOpen bounds what the kernel holds unsent for c (-max-unsent): a
-// client that sends and never reads would otherwise leave megabytes of
-// its echo in the kernel's send queue before gnet's buffer, which idleconn
-// bounds, held any (engine.BoundUnsent).
-func (e *echo) OnOpen(c gnet.Conn) ([]byte, gnet.Action) {
-	if engine.BoundUnsent(c, e.maxUnsent) != nil {
-		return nil, gnet.Close
-	}
-	return nil, gnet.None
 }
 
 func (e *echo) OnTraffic(c gnet.Conn) gnet.Action {

@@ -98,7 +98,7 @@ func TestFlags(t *testing.T) {
 		{[]string{"-stats", "-1s"}, `invalid value "-1s" for flag -stats: must not be negative (0: only the last, at a stop)`},
 		{[]string{"-max-output", "0"}, "-max-output 0: must be positive"},
 		{[]string{"-max-input", "-1"}, "-max-input -1: must be positive"},
-		{[]string{"-max-unsent", "-1"}, "-max-unsent -1: must not be negative (0: the kernel's own bound)"},
+		{[]string{"-max-unsent", "-1"}, `invalid value "-1" for flag -max-unsent: must not be negative (0: the kernel's own bound)`},
 		{[]string{"-drain", "-1s"}, "-drain -1s: must not be negative"},
 		{[]string{"-budget", "-2"}, "-budget -2: want bytes, 0 for the default or -1 for none"},
 		{[]string{"-addr", "127.0.0.1"}, `invalid value "127.0.0.1" for flag -addr: want host:port, as in 127.0.0.1:9000 (missing port in address)`},
