@@ -462,14 +462,26 @@ func (s *Store[V]) BucketOf(link *Link) int { return int(s.chunks[link.Chunk-1].
 // so that a caller that cancels stays small enough to inline into its own
 // callers (packwheel's TestInlining).
 func (s *Store[V]) Remove(link *Link, foreign func(Link)) bool {
-	e := s.Find(link)
-	if e == nil {
+	// Find's lookup, written out so that the bucket comes from the row it
+	// has read: through Find, Remove read the row a second time, a cost
+	// to every cancel (BenchmarkScheduleCancel in bench/), and Find
+	// cannot return the row too and stay inlinable into locate, whose
+	// budget it spends to the last unit (TestInlining;
+	// bench/results/remove-row.txt).
+	var e *Entry[V]
+	var ch *chunk[V]
+	if c := uint(link.Chunk - 1); c < uint(len(s.chunks)) {
+		if ch = &s.chunks[c]; link.Index < ch.n {
+			e = (*Entry[V])(unsafe.Add(unsafe.Pointer(ch.base), uintptr(link.Index)*unsafe.Sizeof(*ch.base)))
+		}
+	}
+	if e == nil || e.Link != link {
 		if link.Chunk != 0 && foreign != nil {
 			foreign(*link)
 		}
 		return false
 	}
-	bucket := s.BucketOf(link)
+	bucket := int(ch.bucket)
 	b := &s.buckets[bucket]
 	es := b.live
 	last := len(es) - 1

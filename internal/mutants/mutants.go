@@ -105,6 +105,8 @@ var mutants = []mutant{
 		"\tif n == 0 {\n\t\ts.occupied[bucket>>6] |= 1 << (bucket & 63)\n\t}\n\treturn true", "\tif n == 1 {\n\t\ts.occupied[bucket>>6] |= 1 << (bucket & 63)\n\t}\n\treturn true"},
 	{"exchange-one-link", "packed/store.go",
 		"la.Chunk, la.Index, lb.Chunk, lb.Index = lb.Chunk, lb.Index, la.Chunk, la.Index", "la.Chunk, la.Index = lb.Chunk, lb.Index"},
+	{"remove-no-backlink", "packed/store.go",
+		"\tif e == nil || e.Link != link {\n", "\tif e == nil {\n"},
 	{"remove-moved-unlinked", "packed/store.go",
 		"\t\tmoved.Link.Chunk, moved.Link.Index = link.Chunk, link.Index\n", ""},
 	{"take-no-low", "packed/store.go",
