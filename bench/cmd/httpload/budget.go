@@ -41,8 +41,10 @@ type floodServer struct {
 
 var floodServers = []floodServer{
 	{"httpserver", func(b binaries) string { return b.httpserver }, nil, "park /delay, pipeline 250 KB, never read", floodHTTP, fetchHTTP, true},
+	{"httpserver -max-unsent 0", func(b binaries) string { return b.httpserver }, []string{"-max-unsent", "0"}, "park /delay, pipeline 250 KB, never read", floodHTTP, fetchHTTP, true},
 	{"net/http", func(b binaries) string { return b.httpserver }, []string{"-nethttp"}, "park /delay, pipeline 250 KB, never read", floodHTTP, fetchHTTP, true},
 	{"idleserver", func(b binaries) string { return b.idleserver }, nil, "send 3.1 MB in 16 KiB writes, never read", floodEcho, fetchEcho, false},
+	{"idleserver -max-unsent 0", func(b binaries) string { return b.idleserver }, []string{"-max-unsent", "0"}, "send 3.1 MB in 16 KiB writes, never read", floodEcho, fetchEcho, false},
 }
 
 // runBudget runs each server's attack at 4,000 connections, with a plain
@@ -60,12 +62,13 @@ func runBudget(bins binaries, servers []string, length time.Duration, rounds int
 			plainSetting,
 			fmt.Sprintf("fair clients (HTTP servers): %d keep-alive connections, each fetching /big?kb=%d and reading it whole, again and again, during the whole run; a failed fetch dials again", budgetFair, budgetFairKB),
 			"RSS: the server's VmRSS before the attack (idle) and VmHWM at its end (peak), from /proc",
+			"kernel TCP MiB: the most /proc/net/sockstat's TCP mem was above its level before the attack, sampled every second; the whole machine's, the attackers' own sockets included, memory that no RSS shows",
 		},
 		notes: []string{
 			"The server's status line is examples/httpserver's and examples/idleserver's at their stop: the connections idleconn closed, by reason (over budget is the memory budget's), and those it refused. net/http prints none.",
 		},
 	}
-	t := table{caption: "Per round and server", header: []string{"round", "server", "attack", "idle RSS MiB", "peak RSS MiB", "peak - idle MiB", "peak fds",
+	t := table{caption: "Per round and server", header: []string{"round", "server", "attack", "idle RSS MiB", "peak RSS MiB", "peak - idle MiB", "kernel TCP MiB", "peak fds",
 		"attackers connected", "plain fetches made/due", "plain success % of due", "plain p99 ms from due", "fair fetches", "fair failures", "fair clients never failed", "fair fewest fetches", "server's status line at its stop"}}
 	var chosen []floodServer
 	for _, s := range floodServers {
@@ -93,6 +96,10 @@ func floodOnce(bins binaries, s floodServer, length time.Duration) ([]string, er
 		return nil, err
 	}
 	defer srv.stop()
+	idleTCP, err := tcpMemory()
+	if err != nil {
+		return nil, err
+	}
 
 	stop := make(chan struct{})
 	var wg sync.WaitGroup
@@ -136,7 +143,13 @@ func floodOnce(bins binaries, s floodServer, length time.Duration) ([]string, er
 		}()
 	}
 
-	time.Sleep(length)
+	peakTCP := idleTCP
+	for end := time.Now().Add(length); time.Now().Before(end); {
+		time.Sleep(min(time.Second, time.Until(end)))
+		if m, err := tcpMemory(); err == nil {
+			peakTCP = max(peakTCP, m)
+		}
+	}
 	peak, err := srv.sample()
 	close(stop)
 	wg.Wait()
@@ -159,7 +172,7 @@ func floodOnce(bins binaries, s floodServer, length time.Duration) ([]string, er
 		}
 		fair = []string{strconv.Itoa(fetched), strconv.Itoa(failed), strconv.Itoa(never), strconv.Itoa(slices.Min(fetches))}
 	}
-	return append([]string{s.name, s.attack, mib(idle.rss), mib(peak.hwm), mib(peak.hwm - idle.rss), strconv.Itoa(peak.fds),
+	return append([]string{s.name, s.attack, mib(idle.rss), mib(peak.hwm), mib(peak.hwm - idle.rss), mib(peakTCP - idleTCP), strconv.Itoa(peak.fds),
 		strconv.FormatInt(connected.Load(), 10), plain.fetches(), plain.success(), plain.p99()},
 		append(fair, status)...), nil
 }

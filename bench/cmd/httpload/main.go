@@ -78,7 +78,7 @@ func main() {
 	out := flag.String("out", "", "directory of the results file (default: the bench module's results)")
 	rev := flag.String("rev", "", "build examples/httpserver from this git revision, not the working tree")
 	label := flag.String("label", "", "what this run measures (before, after), written into the results file's name")
-	servers := flag.String("servers", "httpserver,httpserver -max-unsent 0,net/http,idleserver", "attack, fairness, bounds, budget: the servers to measure, of these (a -rev from before net/http's twin has httpserver only)")
+	servers := flag.String("servers", "httpserver,httpserver -max-unsent 0,net/http,idleserver", "attack, fairness, bounds, budget: the servers to measure, of these and, for budget, idleserver -max-unsent 0 (a -rev from before net/http's twin has httpserver only)")
 	duration := flag.Duration("duration", 5*time.Second, "load: length of each wrk run")
 	rounds := flag.Int("rounds", 3, "load: runs of each configuration, alternating, for medians and spread; bounds: rounds of curl's fetches and of the SIGINT; budget: rounds of every server's attack, alternating")
 	attackFor := flag.Duration("attack-for", 30*time.Second, "attack: length of each slowhttptest run; budget: of each server's attack")
