@@ -26,8 +26,9 @@ const maxTimeoutPerResolution = 1024
 
 // Defaults of the options whose zero value means a safe bound rather than
 // none. They bound what one connection can make the server hold: its
-// unconsumed input, its pending output, and how long it keeps the
-// descriptor once the server has asked to close it.
+// unconsumed input, its pending output, what the kernel holds unsent for
+// it, and how long it keeps the descriptor once the server has asked to
+// close it.
 const (
 	// DefaultMaxInput is Options.MaxInput's default: 1 MiB, sixteen of
 	// gnet's 64 KiB reads. As nginx's client_max_body_size, it suits
@@ -40,9 +41,9 @@ const (
 	// lingering_timeout, its wait between two reads).
 	DefaultLinger = 5 * time.Second
 	// DefaultMaxUnsent is Options.MaxUnsent's default: 256 KiB, which
-	// kept a plain client's worst second under 25 ms beside 1,000 slow
-	// readers, where the kernel's own bound let them stall it for a
-	// second (bench/results/httpserver-unsent.txt).
+	// kept 1,000 slow readers from stalling another client, as the
+	// kernel's own bound let them, at a third of the kernel's memory
+	// (bench/results/httpserver-unsent.txt).
 	DefaultMaxUnsent = 256 << 10
 )
 
@@ -168,16 +169,15 @@ type Options struct {
 	// connection opens): a write past it leaves the rest in gnet's
 	// buffer, where Output and Budget count it. Without it Linux lets
 	// the queue of a peer that reads nothing grow to net.ipv4.tcp_wmem's
-	// largest, 4 MiB by default, memory that no RSS shows: 1,000 slow
-	// readers of 1 MiB answers held 1.9 GiB of it, and the loops' copying
-	// it stalled other clients for a second. It does not bound what is in
-	// flight, so a fast peer far away still gets a window's worth. What
-	// it costs is a fast peer on the same machine, which drains the queue
-	// between two looks at its output: a handler that waits for
-	// OnWritable hears of it at the next look, from 100 us on, and
-	// examples/httpserver's fast reader took 192 MiB in 0.16 s against
-	// 0.10 s without the bound (bench/results/httpserver-unsent.txt).
-	// Zero means DefaultMaxUnsent; -1 leaves the kernel's own bound.
+	// largest, 4 MiB by default, memory that no RSS shows, which a
+	// thousand slow readers can fill the machine's TCP memory with. It
+	// does not bound what is in flight, so a fast peer far away still gets
+	// a window's worth. What it costs is a fast peer on the same machine,
+	// which drains the queue between two looks at its output: a handler
+	// that waits for OnWritable hears of it at the next look, from 100 us
+	// on, which slows a bulk transfer to it (both measured in
+	// bench/results/httpserver-unsent.txt). Zero means DefaultMaxUnsent;
+	// -1 leaves the kernel's own bound.
 	// Elsewhere than Linux, and on a socket that refuses it (not TCP),
 	// the kernel's own bound stands (TestMaxUnsentNetwork).
 	MaxUnsent int
