@@ -480,9 +480,10 @@ func TestMaxUnsentNetwork(t *testing.T) {
 	}
 }
 
-// TestBoundUnsentAllocs checks that bounding a socket's unsent bytes, which
-// every open of a TCP connection does, allocates nothing.
-func TestBoundUnsentAllocs(t *testing.T) {
+// TestSocketOptionsAllocs checks that the socket options the package sets
+// allocate nothing: the bound on unsent bytes, at every open of a TCP
+// connection, and the reset, at the closes that make one (Reason).
+func TestSocketOptionsAllocs(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
 	defer ln.Close()
@@ -490,5 +491,45 @@ func TestBoundUnsentAllocs(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, raw.Control(func(fd uintptr) {
 		require.Zero(t, testing.AllocsPerRun(100, func() { boundUnsent(int(fd), DefaultMaxUnsent) }))
+		require.Zero(t, testing.AllocsPerRun(100, func() { abortOnClose(int(fd)) }))
 	}))
+}
+
+// TestAbortFreesKernelMemory sends 8 MiB to an echo server and reads none
+// of the echo, its receive buffer small, until the write stall closes it:
+// the kernel held the echo's unsent part for the server's socket, and
+// once idleconn has closed it the socket is gone from /proc/net/tcp,
+// reset, rather than left orphaned with that queue while the kernel
+// retries sending to a peer that does not read (Reason).
+func TestAbortFreesKernelMemory(t *testing.T) {
+	if runtime.GOOS != "linux" {
+		t.Skip("reads /proc/net/tcp")
+	}
+	s := &echoServer{}
+	reaped := make(chan Reason, 1)
+	h, err := New(s, Options{Timeout: 30 * time.Second, Resolution: 100 * time.Millisecond, WriteStallTimeout: 300 * time.Millisecond, MaxInput: 64 << 20,
+		Output: OutputLimit{Max: 64 << 20, High: 64 << 10, Low: 32 << 10}, OnReap: func(_ gnet.Conn, why Reason) { reaped <- why }})
+	require.NoError(t, err)
+	addr := serve(t, s, h, 1)
+	defer s.stop()
+	c, err := net.Dial("tcp", addr)
+	require.NoError(t, err)
+	defer c.Close()
+	require.NoError(t, c.(*net.TCPConn).SetReadBuffer(4<<10))
+	go func() { _, _ = c.Write(make([]byte, 8<<20)) }() // it ends when c closes
+	local, remote := addr, c.LocalAddr().String()
+	require.Eventually(t, func() bool {
+		q, ok := cmdtest.SendQueue(t, local, remote)
+		return ok && q > 64<<10
+	}, 5*time.Second, 10*time.Millisecond, "the kernel's send queue never filled: the test would show nothing")
+	select {
+	case why := <-reaped:
+		require.Equal(t, WriteStall, why)
+	case <-time.After(5 * time.Second):
+		t.Fatal("the write stall did not close the connection")
+	}
+	require.Eventually(t, func() bool {
+		_, ok := cmdtest.SendQueue(t, local, remote)
+		return !ok
+	}, 2*time.Second, 10*time.Millisecond, "the server's socket is still there, its send queue with it")
 }

@@ -48,7 +48,9 @@
 // half of it each connection's input and output maximum shrink, closing the
 // largest holders first, and at the whole of it new connections are refused,
 // as Envoy's overload manager does; UnderPressure tells a keep-alive server
-// to close after its answers meanwhile.
+// to close after its answers meanwhile. A close for a limit that a peer not
+// reading or the memory bounds pass is a reset, which frees what the
+// kernel still held to send for the connection (Reason).
 //
 // A keep-alive HTTP server, for one, switches each connection between
 // states, all O(1) with no allocation:

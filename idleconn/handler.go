@@ -45,10 +45,12 @@ type Handler struct {
 	clock  packwheel.Clock
 	origin time.Time        // the clock's tick 0
 	now    func() time.Time // time.Now; tests drive a fake clock
-	// shutdownWrite shuts a socket's write side, and boundUnsent bounds
-	// what the kernel holds unsent for one; tests record the calls.
+	// shutdownWrite shuts a socket's write side, boundUnsent bounds what
+	// the kernel holds unsent for one, and abortOnClose makes its close a
+	// reset; tests record the calls.
 	shutdownWrite func(fd int) error
 	boundUnsent   func(fd, n int)
+	abortOnClose  func(fd int)
 
 	loops registry
 	table fdTable
@@ -98,6 +100,7 @@ func newHandler(user gnet.EventHandler, opts Options, now func() time.Time) (*Ha
 
 		shutdownWrite: shutdownWrite,
 		boundUnsent:   boundUnsent,
+		abortOnClose:  abortOnClose,
 	}, nil
 }
 

@@ -14,10 +14,11 @@ import (
 // fakeServer is a Handler over fake loops and a fake clock, for tests that
 // drive events one by one.
 type fakeServer struct {
-	clk    *fakeClock
-	h      *Handler
-	reap   []Reason
-	unsent map[int]int // the bound each descriptor's open gave the kernel (boundUnsent)
+	clk     *fakeClock
+	h       *Handler
+	reap    []Reason
+	unsent  map[int]int // the bound each descriptor's open gave the kernel (boundUnsent)
+	aborted []int       // the descriptors whose close was made a reset (abortOnClose)
 }
 
 func newFakeServer(t testing.TB, user gnet.EventHandler, opts Options) *fakeServer {
@@ -31,6 +32,7 @@ func newFakeServer(t testing.TB, user gnet.EventHandler, opts Options) *fakeServ
 	// A fake's descriptor may be a real one of the test process.
 	f.unsent = map[int]int{}
 	h.boundUnsent = func(fd, n int) { f.unsent[fd] = n }
+	h.abortOnClose = func(fd int) { f.aborted = append(f.aborted, fd) }
 	h.OnBoot(gnet.Engine{})
 	return f
 }

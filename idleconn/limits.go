@@ -32,6 +32,16 @@ import (
 
 // Reason says why the package closed a connection. The zero value is not a
 // reason and is never given to OnReap.
+//
+// A connection closed for WriteStall, SlowDrain, OutputFull, InputFull or
+// OverBudget is reset (SO_LINGER 0), as nginx's reset_timedout_connection
+// does: its close discards what the kernel still holds to send, and its
+// peer hears an RST. Its peer was not reading what it was sent, or it
+// held more than its share, and a plain close would leave the kernel
+// sending the rest to a peer that does not read it, the socket orphaned
+// in FIN_WAIT1 for as long as the kernel keeps retrying, minutes, with
+// its send queue (TestAbortFreesKernelMemory). The other reasons close
+// plainly, so that what was written before them arrives.
 type Reason uint8
 
 // The reasons, one per kind of limit that closes; the package
@@ -95,6 +105,8 @@ type kind struct {
 	// name is why's String.
 	why  Reason
 	name string
+	// abort says that a close with why resets the connection (Reason).
+	abort bool
 	// row is its line in the package documentation's table: the limit,
 	// its option (default), the per-connection calls and the reason
 	// (TestDocTable).

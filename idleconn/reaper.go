@@ -363,10 +363,14 @@ func (l *loop) reap(s *slot, why Reason) {
 	}
 }
 
-// reaping counts a close for why and tells OnReap, before the close: for
-// reap, and for the data path, which returns gnet.Close instead.
+// reaping counts a close for why, has it reset the connection if why says
+// so (Reason), and tells OnReap, before the close: for reap, and for the
+// data path, which returns gnet.Close instead.
 func (l *loop) reaping(s *slot, why Reason) {
 	l.h.reaped[why-1].Add(1)
+	if kinds[why-1].abort {
+		l.h.abortOnClose(s.conn().Fd())
+	}
 	if f := l.cfg.onReap; f != nil {
 		f(s.conn(), why)
 	}

@@ -65,6 +65,7 @@ func newSim(t *testing.T, rng *rand.Rand, opts Options) *sim {
 	h, err := newHandler(&nopHandler{}, opts, s.clk.now)
 	require.NoError(t, err)
 	h.boundUnsent = func(int, int) {} // a fake's descriptor may be a real one
+	h.abortOnClose = func(int) {}
 	s.h = h
 	s.loop = &fakeLoop{h: h}
 	h.OnBoot(gnet.Engine{})

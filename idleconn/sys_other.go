@@ -8,5 +8,8 @@ import "errors"
 // shut here: CloseAfterFlush then closes as soon as the output drained.
 func shutdownWrite(int) error { return errors.ErrUnsupported }
 
+// abortOnClose does nothing: a close stays plain.
+func abortOnClose(int) {}
+
 // openFilesLimit returns 0: no descriptor limit is known here.
 func openFilesLimit() int { return 0 }

@@ -10,6 +10,19 @@ import "syscall"
 // the end of the stream.
 func shutdownWrite(fd int) error { return syscall.Shutdown(fd, syscall.SHUT_WR) }
 
+// abortOnClose has the close of the socket fd reset its connection and
+// discard what the kernel still holds to send (SO_LINGER with a zero
+// timeout), rather than keep sending it, orphaned, to a peer that does
+// not read. A socket that refuses it closes plainly, which is all a
+// failure could mean.
+func abortOnClose(fd int) {
+	_ = syscall.SetsockoptLinger(fd, syscall.SOL_SOCKET, syscall.SO_LINGER, &resetLinger)
+}
+
+// resetLinger is abortOnClose's option, made once: a pointer to a local
+// would be a pointer the compiler cannot prove stays on the stack.
+var resetLinger = syscall.Linger{Onoff: 1, Linger: 0}
+
 // openFilesLimit returns the process's soft limit on open descriptors, or
 // 0 if it cannot be read.
 func openFilesLimit() int {

@@ -12,12 +12,12 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// sendQueue returns what the kernel holds of what the socket at local has
+// SendQueue returns what the kernel holds of what the socket at local has
 // sent to remote and remote has not acknowledged, unsent bytes included:
 // tx_queue in /proc/net/tcp, read from outside the server that owns it.
 // Both are IPv4 host:port addresses. ok is false when no such socket is
 // open. Linux only.
-func sendQueue(t *testing.T, local, remote string) (n int, ok bool) {
+func SendQueue(t *testing.T, local, remote string) (n int, ok bool) {
 	t.Helper()
 	hexAddr := func(a string) string {
 		ap := netip.MustParseAddrPort(a)
@@ -39,7 +39,7 @@ func sendQueue(t *testing.T, local, remote string) (n int, ok bool) {
 	return 0, false
 }
 
-// watchSendQueue samples sendQueue every 20 ms until done, given the most
+// watchSendQueue samples SendQueue every 20 ms until done, given the most
 // seen and the time since the first sample, says to stop, and returns
 // them. It fails the test if the socket is gone.
 func watchSendQueue(t *testing.T, local, remote string, done func(most int, d time.Duration) bool) (most int, d time.Duration) {
@@ -47,7 +47,7 @@ func watchSendQueue(t *testing.T, local, remote string, done func(most int, d ti
 	began := time.Now()
 	for {
 		time.Sleep(20 * time.Millisecond)
-		q, ok := sendQueue(t, local, remote)
+		q, ok := SendQueue(t, local, remote)
 		require.True(t, ok, "the socket from %s to %s is gone", local, remote)
 		most, d = max(most, q), time.Since(began)
 		if done(most, d) {
