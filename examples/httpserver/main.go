@@ -74,7 +74,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	fs.IntVar(&cfg.maxOutput, "max-output", defaults.maxOutput, "close a connection with more output than this pending, in bytes")
 	fs.IntVar(&cfg.maxInput, "max-input", defaults.maxInput, "close a connection with more input than this unread, in bytes")
 	fs.IntVar(&cfg.maxConns, "max-conns", defaults.maxConns, "refuse connections beyond this many open, with 503; keep it under ulimit -n (0: derived from it)")
-	cli.UnsentFlag(fs, &cfg.maxUnsent)
+	cli.UnsentFlag(fs, &cfg.maxUnsent, idleconn.DefaultMaxUnsent)
 	fs.Int64Var(&cfg.budget, "budget", defaults.budget, "bytes buffered for all clients together, unread input and pending output: past half of it answers close their connection and the largest holders are closed (0: derived from the memory the process may use, -1: none)")
 	fs.DurationVar(&cfg.drain, "drain", defaults.drain, "on SIGINT or SIGTERM, how long requests in flight may take")
 	fs.BoolVar(&cfg.timeouts, "timeouts", defaults.timeouts, "false turns the header, body, idle, write-stall, drain-rate and lifetime limits off (the idle timeout becomes 24h; the lingering close stays)")

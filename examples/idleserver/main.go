@@ -62,7 +62,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	maxOutput := fs.Int("max-output", 1<<20, "close connections with more output than this pending, in bytes")
 	maxInput := fs.Int("max-input", 256<<10, "close connections with more input than this unread, in bytes")
 	var maxUnsent int
-	cli.UnsentFlag(fs, &maxUnsent)
+	cli.UnsentFlag(fs, &maxUnsent, idleconn.DefaultMaxUnsent)
 	maxConns := fs.Int("max-conns", 0, "refuse connections beyond this many open; keep it under ulimit -n (0: derived from it)")
 	budget := fs.Int64("budget", 0, "bytes buffered for all clients together, unread input and pending output: past half of it the largest holders are closed (0: derived from the memory the process may use, -1: none)")
 	drain := fs.Duration("drain", 10*time.Second, "on SIGINT or SIGTERM, how long connections may take to finish")

@@ -17,7 +17,7 @@ func TestUnsentFlag(t *testing.T) {
 		fs := flag.NewFlagSet("demo", flag.ContinueOnError)
 		fs.SetOutput(io.Discard)
 		var maxUnsent int
-		UnsentFlag(fs, &maxUnsent)
+		UnsentFlag(fs, &maxUnsent, 262144)
 		err := Parse(fs, args)
 		return maxUnsent, fs.Lookup("max-unsent").Value.String(), err
 	}
