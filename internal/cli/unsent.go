@@ -16,7 +16,7 @@ import (
 // negative count is refused while parsing, so fs reports it as a bad
 // command line (TestUnsentFlag).
 func UnsentFlag(fs *flag.FlagSet, p *int, def int) {
-	fs.Var(&unsentValue{p, def}, "max-unsent", "bytes the kernel may hold unsent for a connection (TCP_NOTSENT_LOWAT), beside -max-output (0: the kernel's own bound, up to net.ipv4.tcp_wmem's largest)")
+	fs.Var(&unsentValue{p, def}, "max-unsent", "`bytes` the kernel may hold unsent for a connection (TCP_NOTSENT_LOWAT), beside -max-output (0: the kernel's own bound, up to net.ipv4.tcp_wmem's largest)")
 }
 
 // unsentValue is an UnsentFlag's value: the option, in
