@@ -177,9 +177,9 @@ type Options struct {
 	// that waits for OnWritable hears of it at the next look, from 100 us
 	// on, which slows a bulk transfer to it (both measured in
 	// bench/results/httpserver-unsent.txt). Zero means DefaultMaxUnsent;
-	// -1 leaves the kernel's own bound.
-	// Elsewhere than Linux, and on a socket that refuses it (not TCP),
-	// the kernel's own bound stands (TestMaxUnsentNetwork).
+	// -1 leaves the kernel's own bound. Elsewhere than Linux, and on a
+	// socket that refuses it (not TCP), the kernel's own bound stands
+	// (TestMaxUnsentNetwork).
 	MaxUnsent int
 
 	// Overload, if set, shortens idle timeouts as the server fills, so
