@@ -496,7 +496,8 @@ func TestSocketOptionsAllocs(t *testing.T) {
 }
 
 // TestAbortFreesKernelMemory sends 8 MiB to an echo server and reads none
-// of the echo, its receive buffer small, until the write stall closes it:
+// of the echo, its receive buffer small, until the write stall closes it,
+// or, with no write stall limit, the idle timeout with the echo pending:
 // the kernel held the echo's unsent part for the server's socket, and
 // once idleconn has closed it the socket is gone from /proc/net/tcp,
 // reset, rather than left orphaned with that queue while the kernel
@@ -505,31 +506,44 @@ func TestAbortFreesKernelMemory(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("reads /proc/net/tcp")
 	}
-	s := &echoServer{}
-	reaped := make(chan Reason, 1)
-	h, err := New(s, Options{Timeout: 30 * time.Second, Resolution: 100 * time.Millisecond, WriteStallTimeout: 300 * time.Millisecond, MaxInput: 64 << 20,
-		Output: OutputLimit{Max: 64 << 20, High: 64 << 10, Low: 32 << 10}, OnReap: func(_ gnet.Conn, why Reason) { reaped <- why }})
-	require.NoError(t, err)
-	addr := serve(t, s, h, 1)
-	defer s.stop()
-	c, err := net.Dial("tcp", addr)
-	require.NoError(t, err)
-	defer c.Close()
-	require.NoError(t, c.(*net.TCPConn).SetReadBuffer(4<<10))
-	go func() { _, _ = c.Write(make([]byte, 8<<20)) }() // it ends when c closes
-	local, remote := addr, c.LocalAddr().String()
-	require.Eventually(t, func() bool {
-		q, ok := cmdtest.SendQueue(t, local, remote)
-		return ok && q > 64<<10
-	}, 5*time.Second, 10*time.Millisecond, "the kernel's send queue never filled: the test would show nothing")
-	select {
-	case why := <-reaped:
-		require.Equal(t, WriteStall, why)
-	case <-time.After(5 * time.Second):
-		t.Fatal("the write stall did not close the connection")
+	for _, tc := range []struct {
+		why  Reason
+		opts Options
+	}{
+		{WriteStall, Options{Timeout: 30 * time.Second, WriteStallTimeout: 300 * time.Millisecond}},
+		{Idle, Options{Timeout: 500 * time.Millisecond}},
+	} {
+		t.Run(tc.why.String(), func(t *testing.T) {
+			s := &echoServer{}
+			reaped := make(chan Reason, 1)
+			opts := tc.opts
+			opts.Resolution, opts.MaxInput = 100*time.Millisecond, 64<<20
+			opts.Output = OutputLimit{Max: 64 << 20, High: 64 << 10, Low: 32 << 10}
+			opts.OnReap = func(_ gnet.Conn, why Reason) { reaped <- why }
+			h, err := New(s, opts)
+			require.NoError(t, err)
+			addr := serve(t, s, h, 1)
+			defer s.stop()
+			c, err := net.Dial("tcp", addr)
+			require.NoError(t, err)
+			defer c.Close()
+			require.NoError(t, c.(*net.TCPConn).SetReadBuffer(4<<10))
+			go func() { _, _ = c.Write(make([]byte, 8<<20)) }() // it ends when c closes
+			local, remote := addr, c.LocalAddr().String()
+			require.Eventually(t, func() bool {
+				q, ok := cmdtest.SendQueue(t, local, remote)
+				return ok && q > 64<<10
+			}, 5*time.Second, 10*time.Millisecond, "the kernel's send queue never filled: the test would show nothing")
+			select {
+			case why := <-reaped:
+				require.Equal(t, tc.why, why)
+			case <-time.After(5 * time.Second):
+				t.Fatal("the connection was not closed")
+			}
+			require.Eventually(t, func() bool {
+				_, ok := cmdtest.SendQueue(t, local, remote)
+				return !ok
+			}, 2*time.Second, 10*time.Millisecond, "the server's socket is still there, its send queue with it")
+		})
 	}
-	require.Eventually(t, func() bool {
-		_, ok := cmdtest.SendQueue(t, local, remote)
-		return !ok
-	}, 2*time.Second, 10*time.Millisecond, "the server's socket is still there, its send queue with it")
 }

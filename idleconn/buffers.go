@@ -43,7 +43,7 @@ import (
 // consumes (or a handler waiting on something else, as an HTTP server
 // answering a slow request) would grow the inbound buffer without end.
 var inputKind = kind{
-	why: InputFull, name: "input full", abort: true,
+	why: InputFull, name: "input full", abort: always,
 	row: [4]string{"unconsumed input", "MaxInput (1 MiB)", "-", "InputFull"},
 	check: func(o *Options, c *config) error {
 		if o.MaxInput < 0 {
@@ -57,7 +57,7 @@ var inputKind = kind{
 // The pending output's maximum, per connection (OutputLimit.Max), beside
 // its water marks.
 var outputKind = kind{
-	why: OutputFull, name: "output full", abort: true,
+	why: OutputFull, name: "output full", abort: always,
 	row: [4]string{"pending output", "Output (DefaultOutput)", "SetOutputLimit", "OutputFull"},
 	check: func(o *Options, c *config) error {
 		c.output = o.Output
@@ -149,7 +149,7 @@ func (h *Handler) SetOutputLimit(c gnet.Conn, o OutputLimit) bool {
 // whose write stall timeout is off must still drain: at least some of its
 // output every idle timeout, since it no longer has one of its own.
 var writeStallKind = kind{
-	why: WriteStall, name: "write stall", abort: true,
+	why: WriteStall, name: "write stall", abort: always,
 	row: [4]string{"write stall", "WriteStallTimeout (off)", "SetWriteStallTimeout", "WriteStall"},
 	check: func(o *Options, c *config) (err error) {
 		c.stallTicks, err = optionTicks("WriteStallTimeout", "no limit", o.WriteStallTimeout, c.tick)
@@ -206,7 +206,7 @@ func (h *Handler) SetWriteStallTimeout(c gnet.Conn, d time.Duration) bool {
 // (rollDrain). The window counts from a stamp and ends at a tick seen by
 // the reaper, so it is never shorter than DrainWindow.
 var drainRateKind = kind{
-	why: SlowDrain, name: "slow drain", abort: true,
+	why: SlowDrain, name: "slow drain", abort: always,
 	row: [4]string{"drain rate", "MinDrainRate (off)", "-", "SlowDrain"},
 	check: func(o *Options, c *config) error {
 		switch {
@@ -603,7 +603,7 @@ func (l *loop) runPolls(t time.Duration, now uint64) {
 // its size class's, with a move between lists only for the largest
 // holders (BenchmarkOnTraffic's buffering case).
 var budgetKind = kind{
-	why: OverBudget, name: "over budget", abort: true,
+	why: OverBudget, name: "over budget", abort: always,
 	row: [4]string{"memory budget", "Budget (DefaultBudget)", "-", "OverBudget"},
 	check: func(o *Options, c *config) error {
 		floor := int64(min(c.maxInput, budgetInputFloor) + min(c.output.Max, 2*c.output.High))

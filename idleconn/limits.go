@@ -34,14 +34,16 @@ import (
 // reason and is never given to OnReap.
 //
 // A connection closed for WriteStall, SlowDrain, OutputFull, InputFull or
-// OverBudget is reset (SO_LINGER 0), as nginx's reset_timedout_connection
-// does: its close discards what the kernel still holds to send, and its
-// peer hears an RST. Its peer was not reading what it was sent, or it
-// held more than its share, and a plain close would leave the kernel
-// sending the rest to a peer that does not read it, the socket orphaned
-// in FIN_WAIT1 for as long as the kernel keeps retrying, minutes, with
-// its send queue (TestAbortFreesKernelMemory). The other reasons close
-// plainly, so that what was written before them arrives.
+// OverBudget, or for Idle with output still pending in gnet's buffer, is
+// reset (SO_LINGER 0), as nginx's reset_timedout_connection does: its
+// close discards what the kernel still holds to send, and its peer hears
+// an RST. Its peer was not reading what it was sent (an idle one read
+// none of it for its idle timeout), or it held more than its share, and a
+// plain close would leave the kernel sending the rest to a peer that does
+// not read it, the socket orphaned in FIN_WAIT1 for as long as the kernel
+// keeps retrying, minutes, with its send queue
+// (TestAbortFreesKernelMemory). The other closes are plain, so that what
+// was written before them arrives.
 type Reason uint8
 
 // The reasons, one per kind of limit that closes; the package
@@ -105,8 +107,9 @@ type kind struct {
 	// name is why's String.
 	why  Reason
 	name string
-	// abort says that a close with why resets the connection (Reason).
-	abort bool
+	// abort reports whether a close of c with why resets it (Reason);
+	// nil for never.
+	abort func(c gnet.Conn) bool
 	// row is its line in the package documentation's table: the limit,
 	// its option (default), the per-connection calls and the reason
 	// (TestDocTable).
@@ -140,6 +143,11 @@ type kind struct {
 // and output limits that the input and output kinds' checks derived, and
 // Overload's the MaxConns that the connection limit's derived.
 var kinds []*kind
+
+// always and pending are kind.abort's answers: every close resets, and a
+// close resets while output is pending in gnet's buffer.
+func always(gnet.Conn) bool    { return true }
+func pending(c gnet.Conn) bool { return c.OutboundBuffered() > 0 }
 
 // timedKinds are the kinds a connection's timer waits for, in Reason
 // order, which breaks a tie.
@@ -307,7 +315,7 @@ func (s Stats) Reaped(why Reason) uint64 {
 // early when data came since, and is re-armed for the time left.
 // Overload shortens it (overloadedIdle).
 var idleKind = kind{
-	why: Idle, name: "idle",
+	why: Idle, name: "idle", abort: pending,
 	row: [4]string{"idle", "Timeout (required)", "SetIdleTimeout", "Idle"},
 	check: func(o *Options, c *config) error {
 		c.idleTicks = limitTicks(o.Timeout, c.tick) // Timeout is checked with Resolution

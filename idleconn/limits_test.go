@@ -522,21 +522,25 @@ func TestLimitsZeroAllocs(t *testing.T) {
 }
 
 // TestAbortReasons checks which closes are resets (Reason): those whose
-// peer does not read what it is sent, or that free memory; a close for
-// any other reason stays plain, so that what was written before it
-// arrives. TestAbortFreesKernelMemory shows what a reset frees.
+// peer does not read what it is sent, an idle one's if output is pending,
+// or that free memory; a close for any other reason stays plain, so that
+// what was written before it arrives. TestAbortFreesKernelMemory shows
+// what a reset frees.
 func TestAbortReasons(t *testing.T) {
 	abort := map[Reason]bool{WriteStall: true, SlowDrain: true, OutputFull: true, InputFull: true, OverBudget: true}
 	for why := Reason(1); int(why) <= numReasons; why++ {
-		f := newFakeServer(t, &nopHandler{}, Options{Timeout: time.Second})
-		fl := f.loop()
-		openFake(f.h, fl, 3)
-		f.h.loops.find(fl).reaping(f.h.table.lookup(3), why)
-		want := []int(nil)
-		if abort[why] {
-			want = []int{3}
+		for _, out := range []int32{0, 1} {
+			f := newFakeServer(t, &nopHandler{}, Options{Timeout: time.Second})
+			fl := f.loop()
+			c := openFake(f.h, fl, 3)
+			c.out = out
+			f.h.loops.find(fl).reaping(f.h.table.lookup(3), why)
+			want := []int(nil)
+			if abort[why] || why == Idle && out > 0 {
+				want = []int{3}
+			}
+			require.Equal(t, want, f.aborted, "%v, %d bytes pending", why, out)
+			require.Equal(t, []Reason{why}, f.reap, "OnReap hears of it")
 		}
-		require.Equal(t, want, f.aborted, "%v", why)
-		require.Equal(t, []Reason{why}, f.reap, "OnReap hears of it")
 	}
 }
