@@ -470,10 +470,7 @@ func TestMaxUnsentNetwork(t *testing.T) {
 		h, err := New(s, Options{Timeout: 30 * time.Second, MaxInput: 64 << 20, Output: OutputLimit{Max: 64 << 20, High: 64 << 10, Low: 32 << 10}, MaxUnsent: unsent})
 		require.NoError(t, err)
 		addr := serve(t, s, h, 1)
-		c, err := net.Dial("tcp", addr)
-		require.NoError(t, err)
-		require.NoError(t, c.(*net.TCPConn).SetReadBuffer(4<<10))
-		go func() { _, _ = c.Write(make([]byte, 8<<20)) }() // it ends when c closes
+		c := cmdtest.SendNeverRead(t, addr)
 		w.Watch(t, addr, c.LocalAddr().String(), unsent == 0)
 		require.NoError(t, c.Close())
 		s.stop()
@@ -524,12 +521,7 @@ func TestAbortFreesKernelMemory(t *testing.T) {
 			require.NoError(t, err)
 			addr := serve(t, s, h, 1)
 			defer s.stop()
-			c, err := net.Dial("tcp", addr)
-			require.NoError(t, err)
-			defer c.Close()
-			require.NoError(t, c.(*net.TCPConn).SetReadBuffer(4<<10))
-			go func() { _, _ = c.Write(make([]byte, 8<<20)) }() // it ends when c closes
-			local, remote := addr, c.LocalAddr().String()
+			local, remote := addr, cmdtest.SendNeverRead(t, addr).LocalAddr().String()
 			require.Eventually(t, func() bool {
 				q, ok := cmdtest.SendQueue(t, local, remote)
 				return ok && q > 64<<10

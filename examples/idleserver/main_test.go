@@ -261,10 +261,7 @@ func TestUnsentBound(t *testing.T) {
 		}()
 		out := cmdtest.Lines(r)
 		addr := strings.TrimPrefix(cmdtest.WaitLine(t, out, "listening on "), "listening on ")
-		c, err := net.Dial("tcp", addr)
-		require.NoError(t, err)
-		require.NoError(t, c.(*net.TCPConn).SetReadBuffer(4<<10))
-		go func() { _, _ = c.Write(make([]byte, 8<<20)) }() // it ends when c closes
+		c := cmdtest.SendNeverRead(t, addr)
 		w.Watch(t, addr, c.LocalAddr().String(), unsent > 0)
 		c.Close()
 		cancel()

@@ -2,6 +2,7 @@ package cmdtest
 
 import (
 	"fmt"
+	"net"
 	"net/netip"
 	"os"
 	"strconv"
@@ -56,11 +57,24 @@ func watchSendQueue(t *testing.T, local, remote string, done func(most int, d ti
 	}
 }
 
-// UnsentWatch is how the example servers' TestUnsentBound watch a send
-// queue, first with the kernel's own bound and then with theirs: without
-// it, until the queue passes bound plus slack (a write past the bound
-// completes its segment), for at most 8 s, under the servers' write stall
-// of 10; with it, for twice as long as the queue took to grow past it
+// SendNeverRead dials the echo server at addr with a 4 KiB receive buffer
+// and sends it 8 MiB, reading none of the echo, until the test ends: a
+// client whose echo fills the server's send queue.
+func SendNeverRead(t *testing.T, addr string) net.Conn {
+	t.Helper()
+	c, err := net.Dial("tcp", addr)
+	require.NoError(t, err)
+	t.Cleanup(func() { c.Close() })
+	require.NoError(t, c.(*net.TCPConn).SetReadBuffer(4<<10))
+	go func() { _, _ = c.Write(make([]byte, 8<<20)) }() // it ends when c closes
+	return c
+}
+
+// UnsentWatch is how TestUnsentBound in the example servers and
+// idleconn's TestMaxUnsentNetwork watch a send queue, first with the
+// kernel's own bound and then with theirs: without it, until the queue
+// passes bound plus slack (a write past the bound completes its segment),
+// for at most 8 s, under the example servers' write stall of 10; with it, for twice as long as the queue took to grow past it
 // without, and at least 1 s, so that a bound that did nothing would be
 // seen, however loaded the machine.
 type UnsentWatch struct {
