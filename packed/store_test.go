@@ -264,6 +264,26 @@ func TestStoreRandom(t *testing.T) {
 		if copied != links[id] {
 			t.Fatalf("step %d: Remove changed a copy it refused", step)
 		}
+		// And a linked one corrupted: an Index past its chunk's array,
+		// by one or by far, or a Chunk past the table, which Find and
+		// Remove refuse before they read an entry (TestFindRefuses
+		// names each such Link; a read far past the array faults).
+		if in[id] != 0 {
+			bad := links[id]
+			switch r.IntN(3) {
+			case 0:
+				bad.Index = s.chunks[bad.Chunk-1].n + uint32(r.IntN(2))
+			case 1:
+				bad.Index = math.MaxUint32 - uint32(r.IntN(2))
+			default:
+				bad.Chunk = uint32(len(s.chunks)) + 1 + uint32(r.IntN(2))
+			}
+			was := bad
+			reported = nil
+			if s.Find(&bad) != nil || s.Remove(&bad, foreign) || !slices.Equal(reported, []Link{was}) || bad != was {
+				t.Fatalf("step %d: a corrupted link %+v was not refused as foreign, unchanged", step, was)
+			}
+		}
 	}
 }
 

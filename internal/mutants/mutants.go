@@ -105,6 +105,8 @@ var mutants = []mutant{
 		"\tif n == 0 {\n\t\ts.occupied[bucket>>6] |= 1 << (bucket & 63)\n\t}\n\treturn true", "\tif n == 1 {\n\t\ts.occupied[bucket>>6] |= 1 << (bucket & 63)\n\t}\n\treturn true"},
 	{"exchange-one-link", "packed/store.go",
 		"la.Chunk, la.Index, lb.Chunk, lb.Index = lb.Chunk, lb.Index, la.Chunk, la.Index", "la.Chunk, la.Index = lb.Chunk, lb.Index"},
+	{"remove-no-index-check", "packed/store.go",
+		"if ch = &s.chunks[c]; link.Index < ch.n {", "if ch = &s.chunks[c]; true {"},
 	{"remove-no-backlink", "packed/store.go",
 		"\tif e == nil || e.Link != link {\n", "\tif e == nil {\n"},
 	{"remove-moved-unlinked", "packed/store.go",
