@@ -61,17 +61,20 @@ func (h *Handler) ConnTimer(c gnet.Conn, t *Timer, d, period time.Duration, f fu
 // period if period is positive: a timer of the loop, for work such as a
 // periodic flush, tied to no connection. It must be called on el, from a
 // handler callback of one of its connections or a runnable given to
-// el.Execute; it panics, with a message starting "idleconn: ", before
-// changing anything, if the engine is not running, and as ConnTimer does.
-// O(1); it allocates the loop's state if el has none yet, and otherwise
-// nothing once warm (see Cost in the package documentation).
-func (h *Handler) LoopTimer(el gnet.EventLoop, t *Timer, d, period time.Duration, f func(c gnet.Conn)) {
+// el.Execute. It reports false, arming nothing, once the engine has
+// begun to stop (OnShutdown): gnet may still open a connection it had
+// accepted, and call the wrapped handler's OnOpen, after that. It panics
+// as ConnTimer does, before changing anything. O(1); it allocates the
+// loop's state if el has none yet, and otherwise nothing once warm (see
+// Cost in the package documentation).
+func (h *Handler) LoopTimer(el gnet.EventLoop, t *Timer, d, period time.Duration, f func(c gnet.Conn)) bool {
 	h.checkTimer("LoopTimer", d, period, f)
 	l := h.loops.findOrAdd(el, func() *loop { return newLoop(h, el) })
 	if l == nil {
-		panic("idleconn: LoopTimer: the engine is not running")
+		return false
 	}
 	h.armTimer(l, nil, t, d, period, f)
+	return true
 }
 
 // Stop stops t, reporting whether it was armed. It must be called on the

@@ -118,7 +118,7 @@ func TestTimerTiedToConn(t *testing.T) {
 
 	lr := &firings{f: f, start: f.clk.t}
 	var flush Timer
-	f.h.LoopTimer(l, &flush, 0, 100*time.Millisecond, lr.fn)
+	require.True(t, f.h.LoopTimer(l, &flush, 0, 100*time.Millisecond, lr.fn))
 	f.advance(450*time.Millisecond, l)
 	require.Len(t, lr.at, 5)
 	require.Equal(t, []gnet.Conn{nil, nil, nil, nil, nil}, lr.conns)
@@ -155,8 +155,8 @@ func TestTimerMisuse(t *testing.T) {
 
 	f.h.OnShutdown(gnet.Engine{})
 	require.False(t, tm.Stop(), "its engine stopped")
-	require.PanicsWithValue(t, "idleconn: LoopTimer: the engine is not running",
-		func() { f.h.LoopTimer(l1, &tm, 0, 0, nop) })
+	require.False(t, f.h.LoopTimer(l1, &tm, 0, 0, nop), "its engine stopped")
+	require.False(t, tm.Stop(), "armed nothing")
 }
 
 // TestTimerZeroAllocs checks that arming, re-arming, stopping and firing
