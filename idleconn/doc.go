@@ -8,7 +8,7 @@
 //
 //	h, err := idleconn.New(myHandler, idleconn.Options{Timeout: 30 * time.Second})
 //	if err != nil { ... }
-//	err = gnet.Run(h, "tcp://:9000", gnet.WithMulticore(true), gnet.WithReuseAddr(true))
+//	err = gnet.Run(h, "tcp://:9000", gnet.WithMulticore(true), gnet.WithReuseAddr(true), gnet.WithReusePort(true))
 //
 // # Limits
 //

@@ -51,7 +51,7 @@ func serve(addr string) error {
 	if err != nil {
 		return err
 	}
-	return gnet.Run(h, addr, gnet.WithMulticore(true), gnet.WithReuseAddr(true))
+	return gnet.Run(h, addr, gnet.WithMulticore(true), gnet.WithReuseAddr(true), gnet.WithReusePort(true))
 }
 
 // A server wrapped with idleconn.New serves as before, and gnet.Run

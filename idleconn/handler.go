@@ -126,6 +126,11 @@ func (h *Handler) OnBoot(eng gnet.Engine) gnet.Action {
 	if h.runDriver && h.drv == nil {
 		h.drv = startDriver(h)
 	}
+	for _, k := range kinds {
+		if k.boot != nil {
+			k.boot(h, eng)
+		}
+	}
 	return h.user.OnBoot(eng)
 }
 

@@ -124,6 +124,9 @@ type kind struct {
 	// stands at tick now, packwheel.MaxTick for none: the connection's
 	// timer waits for the earliest of the kinds' (dueOf).
 	due func(l *loop, s *slot, now uint64) uint64
+	// boot does its work as an engine starts, in OnBoot, before the
+	// wrapped handler hears of the engine.
+	boot func(h *Handler, eng gnet.Engine)
 	// refuse reports whether h must refuse a connection opening now.
 	refuse func(h *Handler) bool
 	// pass does its work over a loop's connections at each run of the
@@ -584,6 +587,22 @@ var connectionsKind = kind{
 		}
 		return nil
 	},
+	// gnet's main reactor accepts every connection waiting in the listen
+	// queue while the event loops refuse them, so a burst takes
+	// descriptors beyond MaxConns. Where the descriptor limit leaves less
+	// room than the backlog gnet asks for (net.core.somaxconn, 4,096 by
+	// default), the listener's backlog is cut to that room (burstRoom):
+	// the clients beyond it wait for the kernel to take their connection,
+	// retrying, rather than stop the engine with a failed accept. That
+	// holds against one client's burst, not a flood from many faster than
+	// the loops refuse (Options.MaxConns; TestBurstAtFilesLimit). With
+	// gnet.WithReusePort the loops accept for themselves, and the backlog
+	// stays (limitBacklog).
+	boot: func(h *Handler, eng gnet.Engine) {
+		if n := filesLimit(); h.cfg.maxConns > 0 && n > 0 {
+			limitBacklog(eng, burstRoom(n, int(h.cfg.maxConns)))
+		}
+	},
 	refuse: func(h *Handler) bool {
 		return h.open.Load() > h.cfg.maxConns && h.cfg.maxConns > 0
 	},
@@ -600,18 +619,29 @@ var filesLimit = openFilesLimit
 // DefaultMaxConns returns Options.MaxConns's default: the process's limit
 // on open descriptors (RLIMIT_NOFILE, which Go raises to its hard limit at
 // start-up), less an eighth of it, at most 64, for the descriptors a
-// server holds besides its connections, less a burst of connections
-// accepted before an event loop can refuse them: a quarter of the limit,
-// at most 4096, the default listen backlog of Linux (net.core.somaxconn).
-// For a limit of 20,000 it is 15,840; for 1,024, 704. Where the limit
-// cannot be read it returns 0, no limit. O(1), one system call.
+// server holds besides its connections, less room for a burst of
+// connections accepted before an event loop can refuse them: a quarter of
+// the limit, at most 4096, the default listen backlog of Linux
+// (net.core.somaxconn); where that room is smaller than the backlog, the
+// backlog is cut to it as the engine starts (see Options.MaxConns). For a
+// limit of 20,000 it is 15,840; for 1,024, 704. Where the limit cannot be read it returns 0, no limit. O(1),
+// one system call.
 func DefaultMaxConns() int {
 	n := filesLimit()
 	if n <= 0 {
 		return 0
 	}
-	return max(n-min(n/8, 64)-min(n/4, 4096), 1)
+	return max(n-spareFiles(n)-min(n/4, 4096), 1)
 }
+
+// spareFiles returns how many of a limit of n descriptors a server keeps
+// for anything besides its connections: an eighth, at most 64.
+func spareFiles(n int) int { return min(n/8, 64) }
+
+// burstRoom returns the listen backlog that a limit of n descriptors
+// leaves room for beyond maxConns connections and the spare descriptors:
+// at least 1, as maxConns may lie within the spare ones.
+func burstRoom(n, maxConns int) int { return max(n-spareFiles(n)-maxConns, 1) }
 
 // Idle timeouts under load: Options.Overload shortens them as the count
 // of open connections nears MaxConns. Its closes are the idle limit's.

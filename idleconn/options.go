@@ -137,13 +137,25 @@ type Options struct {
 	// gnet from failing an accept for want of descriptors, which stops
 	// its whole engine, so it must lie below the process's descriptor
 	// limit (ulimit -n), less the descriptors the process holds for
-	// anything else, less the largest burst of connections arriving at
-	// once (up to the listen backlog, net.core.somaxconn), since gnet's
-	// main reactor accepts every connection waiting before an event
-	// loop's OnOpen can refuse one; New refuses one at or above the
-	// descriptor limit. Zero means DefaultMaxConns(), derived that way
-	// from the descriptor limit when New runs; a negative value means no
-	// limit.
+	// anything else, less the connections accepted before a loop refuses
+	// them; New refuses one at or above the descriptor limit. Zero means
+	// DefaultMaxConns(), derived that way from the descriptor limit when
+	// New runs; a negative value means no limit.
+	//
+	// How many connections are accepted before a loop refuses them
+	// depends on how gnet accepts. Run with gnet.WithReusePort(true)
+	// (Linux), each event loop accepts from a listener of its own, one
+	// connection at a time, and refuses it before it accepts the next: no
+	// burst gets past MaxConns (TestBurstAtFilesLimit, 1,500 dials from
+	// 64 goroutines under a limit of 256). Without it, gnet's main reactor
+	// accepts every connection waiting in the listen queue while the
+	// loops refuse, and as the engine starts, idleconn cuts the listen
+	// backlog to what the descriptor limit leaves beyond MaxConns and the
+	// spare descriptors. That bounds a burst from one client, which
+	// stopped the engine before (2,000 dials one after another, same
+	// test), but a flood dialed from many goroutines faster than the
+	// loops refuse can still outrun it: with gnet's default, a server
+	// that may meet its descriptor limit wants WithReusePort.
 	MaxConns int
 
 	// Budget bounds the bytes buffered for clients over all connections

@@ -13,3 +13,12 @@ const tcpNotSentLowat = 0x19
 func boundUnsent(fd, n int) {
 	_ = syscall.SetsockoptInt(fd, syscall.IPPROTO_TCP, tcpNotSentLowat, n)
 }
+
+// acceptsOneByOne reports whether the listening socket fd is one of a
+// group that gnet.WithReusePort made, one per event loop (SO_REUSEPORT):
+// each loop then accepts a connection and opens it, and so refuses it,
+// before it accepts the next.
+func acceptsOneByOne(fd int) bool {
+	v, err := syscall.GetsockoptInt(fd, syscall.SOL_SOCKET, soReusePort)
+	return err == nil && v != 0
+}
