@@ -113,12 +113,10 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	logger := &engine.ErrorsOnly{}
 	logging.SetDefaultLoggerAndFlusher(logger, nil)
 	done := make(chan error, 1)
-	go func() {
-		// ReuseAddr: the server closes idle connections first, leaving
-		// them in TIME_WAIT, which would keep a restart from binding the
-		// port for a minute.
-		done <- gnet.Run(h, "tcp://"+*addr, gnet.WithNumEventLoop(*loops), gnet.WithReuseAddr(true))
-	}()
+	if err := engine.PortFree(*addr); err != nil {
+		return fmt.Errorf("listen on %s: %w", *addr, err)
+	}
+	go func() { done <- gnet.Run(h, "tcp://"+*addr, engine.Options(*loops)...) }()
 
 	var eng gnet.Engine
 	select {

@@ -1,0 +1,40 @@
+package engine
+
+import (
+	"errors"
+	"net"
+
+	"github.com/panjf2000/gnet/v2"
+)
+
+// Options returns the gnet options the example servers run with, on
+// loops event loops:
+//   - ReuseAddr: a server closes idle connections first, leaving them in
+//     TIME_WAIT, which would keep a restart from binding its port for a
+//     minute.
+//   - ReusePort: each loop accepts from a listener of its own and refuses
+//     a connection beyond idleconn's MaxConns before it accepts the next,
+//     where gnet's main reactor would accept a whole burst first and, under
+//     a small descriptor limit, stop the engine with a failed accept
+//     (idleconn's TestBurstAtFilesLimit).
+//
+// ReusePort also lets a second server bind a port the first holds, and
+// share its clients: the servers refuse that first (PortFree).
+func Options(loops int) []gnet.Option {
+	return []gnet.Option{gnet.WithNumEventLoop(loops), gnet.WithReuseAddr(true), gnet.WithReusePort(true)}
+}
+
+// PortFree reports an error if addr, a TCP address, cannot be bound: a
+// listener there, even one that set SO_REUSEPORT as Options does, makes
+// it "bind: address already in use", as gnet would without ReusePort.
+// It binds and closes a listener of its own; a server that takes the
+// port between that and its own bind shares it.
+func PortFree(addr string) error {
+	ln, err := net.Listen("tcp", addr)
+	if op := (*net.OpError)(nil); errors.As(err, &op) {
+		return op.Err // "bind: ...": the caller names the address
+	} else if err != nil {
+		return err
+	}
+	return ln.Close()
+}
