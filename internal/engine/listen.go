@@ -18,23 +18,27 @@ import (
 //     a small descriptor limit, stop the engine with a failed accept
 //     (idleconn's TestBurstAtFilesLimit).
 //
-// ReusePort also lets a second server bind a port the first holds, and
-// share its clients: the servers refuse that first (PortFree).
+// ReusePort has two more effects, which the servers meet with Bindable:
+// a second server may bind a port the first holds, and share its clients;
+// and each loop binds the address it is given, so port 0 gives each loop
+// a port of its own, of which the server would report the first alone.
 func Options(loops int) []gnet.Option {
 	return []gnet.Option{gnet.WithNumEventLoop(loops), gnet.WithReuseAddr(true), gnet.WithReusePort(true)}
 }
 
-// PortFree reports an error if addr, a TCP address, cannot be bound: a
-// listener there, even one that set SO_REUSEPORT as Options does, makes
-// it "bind: address already in use", as gnet would without ReusePort.
-// It binds and closes a listener of its own; a server that takes the
-// port between that and its own bind shares it.
-func PortFree(addr string) error {
+// Bindable returns addr, a TCP address, with its port chosen if it is 0,
+// or an error if addr cannot be bound: a listener there, even one that set
+// SO_REUSEPORT as Options does, makes it "bind: address already in use",
+// as gnet would without ReusePort. It binds and closes a listener of its
+// own, so a server that takes the port between that and its own bind
+// shares it.
+func Bindable(addr string) (string, error) {
 	ln, err := net.Listen("tcp", addr)
 	if op := (*net.OpError)(nil); errors.As(err, &op) {
-		return op.Err // "bind: ...": the caller names the address
+		return "", op.Err // "bind: ...": the caller names the address
 	} else if err != nil {
-		return err
+		return "", err
 	}
-	return ln.Close()
+	defer ln.Close()
+	return ln.Addr().String(), nil
 }

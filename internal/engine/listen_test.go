@@ -11,10 +11,10 @@ import (
 	"github.com/stretchr/testify/require"
 )
 
-// TestPortFree checks that PortFree refuses a port that a server run with
+// TestBindable checks that Bindable refuses a port that a server run with
 // Options holds, which gnet's own bind, with SO_REUSEPORT, would share,
-// and takes one that is free.
-func TestPortFree(t *testing.T) {
+// takes one that is free, and chooses one for port 0.
+func TestBindable(t *testing.T) {
 	lc := net.ListenConfig{Control: func(_, _ string, c syscall.RawConn) error {
 		var soErr error
 		err := c.Control(func(fd uintptr) {
@@ -31,7 +31,14 @@ func TestPortFree(t *testing.T) {
 	again, err := lc.Listen(context.Background(), "tcp", addr)
 	require.NoError(t, err, "SO_REUSEPORT lets a second listener share the port")
 	require.NoError(t, again.Close())
-	require.EqualError(t, PortFree(addr), "bind: address already in use")
+	_, err = Bindable(addr)
+	require.EqualError(t, err, "bind: address already in use")
 	require.NoError(t, held.Close())
-	require.NoError(t, PortFree(addr))
+	got, err := Bindable(addr)
+	require.NoError(t, err)
+	require.Equal(t, addr, got)
+	chosen, err := Bindable("127.0.0.1:0")
+	require.NoError(t, err)
+	require.NotEqual(t, "127.0.0.1:0", chosen)
+	require.NotEqual(t, addr, chosen)
 }
