@@ -39,6 +39,12 @@
 //	                       requests in flight: the server's RSS and
 //	                       descriptors every second, how each client ended,
 //	                       and the server's own count of why it closed them
+//	httpload-burst.txt     3,000 connections dialled as fast as possible, by
+//	                       one client and by 64 at once, at httpserver and
+//	                       net/http under ulimit -n 200 and 1,024: whether
+//	                       the server survives, its peak descriptors and
+//	                       RSS, the 503s and connections held, and a plain
+//	                       GET's time after
 //
 // Run it from the bench module's directory, under the measure lock
 // (bench/README.md, "The measure lock"), one scenario at a time (-h says
@@ -53,6 +59,8 @@
 //	GOMEMLIMIT=8GiB flock /tmp/measure.lock go run ./cmd/httpload -scenario budget -rounds 1 -label gomemlimit
 //	flock /tmp/measure.lock go run ./cmd/httpload -scenario bounds -label after
 //	flock /tmp/measure.lock go run ./cmd/httpload -scenario bounds -label before -rev 94549a5 -servers httpserver
+//	flock /tmp/measure.lock go run ./cmd/httpload -scenario burst -rounds 2
+//	flock /tmp/measure.lock go run ./cmd/httpload -scenario burst -rounds 2 -label before -rev 08e89ee -servers httpserver
 //
 // It builds the example servers from this repository (httpserver from a
 // git revision with -rev, to measure a before), runs every server and
@@ -74,16 +82,16 @@ import (
 )
 
 func main() {
-	scenario := flag.String("scenario", "", "load (about 7 min with the defaults), attack (about 13 min), fairness (about 1 min), retention (about 7 min), bounds (about 5 min) or budget (about 2 min a round)")
+	scenario := flag.String("scenario", "", "load (about 7 min with the defaults), attack (about 13 min), fairness (about 1 min), retention (about 7 min), bounds (about 5 min) budget (about 2 min a round) or burst (about 40 s a round)")
 	out := flag.String("out", "", "directory of the results file (default: the bench module's results)")
 	rev := flag.String("rev", "", "build examples/httpserver from this git revision, not the working tree")
 	label := flag.String("label", "", "what this run measures (before, after), written into the results file's name")
-	servers := flag.String("servers", "httpserver,httpserver -max-unsent 0,net/http,idleserver", "attack, fairness, bounds, budget: the servers to measure, of these and, for budget, idleserver -max-unsent 0 (a -rev from before net/http's twin has httpserver only)")
+	servers := flag.String("servers", "httpserver,httpserver -max-unsent 0,net/http,idleserver", "attack, fairness, bounds, budget, burst: the servers to measure, of these and, for budget, idleserver -max-unsent 0 (a -rev from before net/http's twin has httpserver only); burst knows httpserver and net/http, its default")
 	duration := flag.Duration("duration", 5*time.Second, "load: length of each wrk run")
-	rounds := flag.Int("rounds", 3, "load: runs of each configuration, alternating, for medians and spread; bounds: rounds of curl's fetches and of the SIGINT; budget: rounds of every server's attack, alternating")
+	rounds := flag.Int("rounds", 3, "load: runs of each configuration, alternating, for medians and spread; bounds: rounds of curl's fetches and of the SIGINT; budget: rounds of every server's attack, alternating; burst: rounds of every burst")
 	attackFor := flag.Duration("attack-for", 30*time.Second, "attack: length of each slowhttptest run; budget: of each server's attack")
 	flag.Usage = func() {
-		fmt.Fprintf(flag.CommandLine.Output(), "usage: go run ./cmd/httpload -scenario load|attack|fairness|retention|bounds|budget [flags]\n\n"+
+		fmt.Fprintf(flag.CommandLine.Output(), "usage: go run ./cmd/httpload -scenario load|attack|fairness|retention|bounds|budget|burst [flags]\n\n"+
 			"Installs wrk, slowhttptest and curl with apt-get (as root) when missing.\n\n")
 		flag.PrintDefaults()
 	}
@@ -138,8 +146,16 @@ func main() {
 			r, err = runBounds(bins, strings.Split(*servers, ","), *rounds)
 		case "budget":
 			r, err = runBudget(bins, strings.Split(*servers, ","), *attackFor, *rounds)
+		case "burst":
+			list := burstServers
+			flag.Visit(func(f *flag.Flag) {
+				if f.Name == "servers" {
+					list = strings.Split(*servers, ",")
+				}
+			})
+			r, err = runBurst(bins, list, *rounds)
 		default:
-			return fmt.Errorf("-scenario %q: want load, attack, fairness, retention, bounds or budget", *scenario)
+			return fmt.Errorf("-scenario %q: want load, attack, fairness, retention, bounds, budget or burst", *scenario)
 		}
 		if err != nil {
 			return err
