@@ -139,23 +139,21 @@ func burstOnce(bins binaries, name string, limit, dialers int) ([]any, error) {
 	time.Sleep(300 * time.Millisecond)
 	close(sampling)
 	<-sampled
-	rss := "—" // once the server has exited
-	if p, err := srv.sample(); err == nil {
-		rss = mib(p.hwm)
+	after, rss := "stopped", "—"
+	select {
+	case <-srv.exited:
+	default:
+		after = "running"
+		if p, err := srv.sample(); err == nil {
+			rss = mib(p.hwm)
+		}
 	}
-
 	plain := "failed"
 	client := &http.Client{Timeout: 5 * time.Second}
 	t0 := time.Now()
 	if resp, err := client.Get("http://" + srv.addr + "/"); err == nil {
 		_ = resp.Body.Close()
 		plain = fmt.Sprintf("%d in %s ms", resp.StatusCode, ms(time.Since(t0)))
-	}
-	after := "running"
-	select {
-	case <-srv.exited:
-		after = "stopped"
-	default:
 	}
 	return []any{name, limit, dialers, len(conns), dialTime.Round(time.Millisecond), refused, held, peakFDs.Load(), rss, after, plain}, nil
 }
