@@ -46,12 +46,10 @@ type Handler struct {
 	origin time.Time        // the clock's tick 0
 	now    func() time.Time // time.Now; tests drive a fake clock
 	// shutdownWrite shuts a socket's write side, boundUnsent bounds what
-	// the kernel holds unsent for one, kernelQueued says how much output
-	// its send queue holds, and abortOnClose makes its close a reset;
-	// tests record the calls.
+	// the kernel holds unsent for one, and abortOnClose makes its close a
+	// reset; tests record the calls.
 	shutdownWrite func(fd int) error
 	boundUnsent   func(fd, n int)
-	kernelQueued  func(fd int) int
 	abortOnClose  func(fd int)
 
 	loops registry
@@ -102,7 +100,6 @@ func newHandler(user gnet.EventHandler, opts Options, now func() time.Time) (*Ha
 
 		shutdownWrite: shutdownWrite,
 		boundUnsent:   boundUnsent,
-		kernelQueued:  kernelQueued,
 		abortOnClose:  abortOnClose,
 	}, nil
 }

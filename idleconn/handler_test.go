@@ -19,7 +19,6 @@ type fakeServer struct {
 	reap    []Reason
 	unsent  map[int]int // the bound each descriptor's open gave the kernel (boundUnsent)
 	aborted []int       // the descriptors whose close was made a reset (abortOnClose)
-	queued  map[int]int // what each descriptor's kernel send queue holds (kernelQueued)
 }
 
 func newFakeServer(t testing.TB, user gnet.EventHandler, opts Options) *fakeServer {
@@ -34,8 +33,6 @@ func newFakeServer(t testing.TB, user gnet.EventHandler, opts Options) *fakeServ
 	f.unsent = map[int]int{}
 	h.boundUnsent = func(fd, n int) { f.unsent[fd] = n }
 	h.abortOnClose = func(fd int) { f.aborted = append(f.aborted, fd) }
-	f.queued = map[int]int{}
-	h.kernelQueued = func(fd int) int { return f.queued[fd] }
 	h.OnBoot(gnet.Engine{})
 	return f
 }

@@ -34,8 +34,8 @@ import (
 // reason and is never given to OnReap.
 //
 // A connection closed for WriteStall, SlowDrain, OutputFull, InputFull or
-// OverBudget, or for Idle with output its peer has not read still
-// pending, in gnet's buffer or the kernel's send queue, is reset (SO_LINGER 0), as nginx's reset_timedout_connection does: its
+// OverBudget, or for Idle with output still pending in gnet's buffer, is
+// reset (SO_LINGER 0), as nginx's reset_timedout_connection does: its
 // close discards what the kernel still holds to send, and its peer hears
 // an RST. Its peer was not reading what it was sent (an idle one read
 // none of it for its idle timeout), or it held more than its share, and a
@@ -107,9 +107,9 @@ type kind struct {
 	// name is why's String.
 	why  Reason
 	name string
-	// abort reports whether a close of c, by l, with why resets it
-	// (Reason); nil for never.
-	abort func(l *loop, c gnet.Conn) bool
+	// abort reports whether a close of c with why resets it (Reason);
+	// nil for never.
+	abort func(c gnet.Conn) bool
 	// row is its line in the package documentation's table: the limit,
 	// its option (default), the per-connection calls and the reason
 	// (TestDocTable).
@@ -147,17 +147,10 @@ type kind struct {
 // Overload's the MaxConns that the connection limit's derived.
 var kinds []*kind
 
-// always and unread are kind.abort's answers: every close resets, and a
-// close resets while output the peer has not read is pending, in gnet's
-// buffer or in the kernel's send queue. The kernel's queue is asked once
-// gnet's buffer is empty: a peer that reads nothing may have taken gnet's
-// last write into the kernel's queue, and a plain close would leave that
-// queue orphaned as surely (TestAbortFreesKernelMemory's idle case whose
-// gnet buffer is empty).
-func always(*loop, gnet.Conn) bool { return true }
-func unread(l *loop, c gnet.Conn) bool {
-	return c.OutboundBuffered() > 0 || l.h.kernelQueued(c.Fd()) > 0
-}
+// always and pending are kind.abort's answers: every close resets, and a
+// close resets while output is pending in gnet's buffer.
+func always(gnet.Conn) bool    { return true }
+func pending(c gnet.Conn) bool { return c.OutboundBuffered() > 0 }
 
 // timedKinds are the kinds a connection's timer waits for, in Reason
 // order, which breaks a tie.
@@ -325,7 +318,7 @@ func (s Stats) Reaped(why Reason) uint64 {
 // early when data came since, and is re-armed for the time left.
 // Overload shortens it (overloadedIdle).
 var idleKind = kind{
-	why: Idle, name: "idle", abort: unread,
+	why: Idle, name: "idle", abort: pending,
 	row: [4]string{"idle", "Timeout (required)", "SetIdleTimeout", "Idle"},
 	check: func(o *Options, c *config) error {
 		c.idleTicks = limitTicks(o.Timeout, c.tick) // Timeout is checked with Resolution

@@ -368,7 +368,7 @@ func (l *loop) reap(s *slot, why Reason) {
 // data path, which returns gnet.Close instead.
 func (l *loop) reaping(s *slot, why Reason) {
 	l.h.reaped[why-1].Add(1)
-	if abort := kinds[why-1].abort; abort != nil && abort(l, s.conn()) {
+	if abort := kinds[why-1].abort; abort != nil && abort(s.conn()) {
 		l.h.abortOnClose(s.conn().Fd())
 	}
 	if f := l.cfg.onReap; f != nil {

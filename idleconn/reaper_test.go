@@ -66,7 +66,6 @@ func newSim(t *testing.T, rng *rand.Rand, opts Options) *sim {
 	require.NoError(t, err)
 	h.boundUnsent = func(int, int) {} // a fake's descriptor may be a real one
 	h.abortOnClose = func(int) {}
-	h.kernelQueued = func(int) int { return 0 }
 	s.h = h
 	s.loop = &fakeLoop{h: h}
 	h.OnBoot(gnet.Engine{})

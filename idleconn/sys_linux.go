@@ -1,9 +1,6 @@
 package idleconn
 
-import (
-	"syscall"
-	"unsafe"
-)
+import "syscall"
 
 // tcpNotSentLowat is TCP_NOTSENT_LOWAT (linux/tcp.h), which package
 // syscall names on some Linux platforms only.
@@ -24,15 +21,4 @@ func boundUnsent(fd, n int) {
 func acceptsOneByOne(fd int) bool {
 	v, err := syscall.GetsockoptInt(fd, syscall.SOL_SOCKET, soReusePort)
 	return err == nil && v != 0
-}
-
-// kernelQueued returns the bytes of output the kernel holds for the socket
-// fd that its peer has not acknowledged, sent or not (SIOCOUTQ, which is
-// TIOCOUTQ); 0 if the socket cannot say.
-func kernelQueued(fd int) int {
-	var n int32
-	if _, _, errno := syscall.Syscall(syscall.SYS_IOCTL, uintptr(fd), syscall.TIOCOUTQ, uintptr(unsafe.Pointer(&n))); errno != 0 {
-		return 0
-	}
-	return int(n)
 }

@@ -9,7 +9,3 @@ func boundUnsent(fd, n int) {}
 // acceptsOneByOne reports false: gnet's listeners of one port per event
 // loop are a Linux matter here (see the Linux version).
 func acceptsOneByOne(int) bool { return false }
-
-// kernelQueued returns 0: what the kernel queues is asked on Linux only,
-// and an Idle close with gnet's buffer empty stays plain elsewhere.
-func kernelQueued(int) int { return 0 }

@@ -129,9 +129,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", *addr, err)
 	}
-	go func() {
-		done <- gnet.Run(srv.h, "tcp://"+port, append(engine.Options(*loops), gnet.WithLogger(logger))...)
-	}()
+	go func() { done <- gnet.Run(srv.h, "tcp://"+port, append(engine.Options(*loops), gnet.WithLogger(logger))...) }()
 	var eng gnet.Engine
 	select {
 	case err := <-done:

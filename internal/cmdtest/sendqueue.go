@@ -58,16 +58,15 @@ func watchSendQueue(t *testing.T, local, remote string, done func(most int, d ti
 }
 
 // SendNeverRead dials the echo server at addr with a 4 KiB receive buffer
-// and sends it n bytes, reading none of the echo, until the test ends: a
-// client whose echo fills the server's send queue, and with 8 MiB its
-// buffer in gnet too.
-func SendNeverRead(t *testing.T, addr string, n int) net.Conn {
+// and sends it 8 MiB, reading none of the echo, until the test ends: a
+// client whose echo fills the server's send queue.
+func SendNeverRead(t *testing.T, addr string) net.Conn {
 	t.Helper()
 	c, err := net.Dial("tcp", addr)
 	require.NoError(t, err)
 	t.Cleanup(func() { c.Close() })
 	require.NoError(t, c.(*net.TCPConn).SetReadBuffer(4<<10))
-	go func() { _, _ = c.Write(make([]byte, n)) }() // it ends when c closes
+	go func() { _, _ = c.Write(make([]byte, 8<<20)) }() // it ends when c closes
 	return c
 }
 
