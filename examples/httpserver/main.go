@@ -125,11 +125,13 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	}
 	logger := &engine.ErrorsOnly{}
 	done := make(chan error, 1)
-	port, err := engine.Bindable(*addr)
+	at, err := engine.Bindable(*addr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", *addr, err)
 	}
-	go func() { done <- gnet.Run(srv.h, "tcp://"+port, append(engine.Options(*loops), gnet.WithLogger(logger))...) }()
+	go func() {
+		done <- gnet.Run(srv.h, "tcp://"+at, append(engine.Options(*loops), gnet.WithLogger(logger))...)
+	}()
 	var eng gnet.Engine
 	select {
 	case err := <-done:

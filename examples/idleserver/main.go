@@ -113,11 +113,11 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	logger := &engine.ErrorsOnly{}
 	logging.SetDefaultLoggerAndFlusher(logger, nil)
 	done := make(chan error, 1)
-	bound, err := engine.Bindable(*addr)
+	at, err := engine.Bindable(*addr)
 	if err != nil {
 		return fmt.Errorf("listen on %s: %w", *addr, err)
 	}
-	go func() { done <- gnet.Run(h, "tcp://"+bound, engine.Options(*loops)...) }()
+	go func() { done <- gnet.Run(h, "tcp://"+at, engine.Options(*loops)...) }()
 
 	var eng gnet.Engine
 	select {

@@ -3,6 +3,7 @@ package engine
 import (
 	"errors"
 	"net"
+	"strconv"
 
 	"github.com/panjf2000/gnet/v2"
 )
@@ -29,10 +30,15 @@ func Options(loops int) []gnet.Option {
 // Bindable returns addr, a TCP address, with its port chosen if it is 0,
 // or an error if addr cannot be bound: a listener there, even one that set
 // SO_REUSEPORT as Options does, makes it "bind: address already in use",
-// as gnet would without ReusePort. It binds and closes a listener of its
-// own, so a server that takes the port between that and its own bind
-// shares it.
+// as gnet would without ReusePort. The host stays as given: an empty one
+// is every address, IPv4 and IPv6, where the listener's own, "[::]", is
+// IPv6 alone to gnet. It binds and closes a listener of its own, so a
+// server that takes the port between that and its own bind shares it.
 func Bindable(addr string) (string, error) {
+	host, _, err := net.SplitHostPort(addr)
+	if err != nil {
+		return "", err
+	}
 	ln, err := net.Listen("tcp", addr)
 	if op := (*net.OpError)(nil); errors.As(err, &op) {
 		return "", op.Err // "bind: ...": the caller names the address
@@ -40,5 +46,5 @@ func Bindable(addr string) (string, error) {
 		return "", err
 	}
 	defer ln.Close()
-	return ln.Addr().String(), nil
+	return net.JoinHostPort(host, strconv.Itoa(ln.Addr().(*net.TCPAddr).Port)), nil
 }
