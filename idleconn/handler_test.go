@@ -91,7 +91,9 @@ func TestNewValidates(t *testing.T) {
 		{Options{Timeout: time.Second, MaxConns: 10, Overload: Overload{Start: 0.5, Floor: time.Millisecond}}, "idleconn: Overload.Floor 1ms must lie between Resolution (125ms) and Timeout (1s)"},
 		{Options{Timeout: time.Second, MaxConns: 10, Overload: Overload{Start: 0.5, Floor: 2 * time.Second}}, "idleconn: Overload.Floor 2s must lie between Resolution (125ms) and Timeout (1s)"},
 		{Options{Timeout: time.Second, MaxConns: openFilesLimit()}, fmt.Sprintf("idleconn: MaxConns %d must lie below the open-files limit (ulimit -n), %[1]d, "+
-			"less the descriptors held for anything else and a burst of accepts; DefaultMaxConns() is %d", openFilesLimit(), DefaultMaxConns())},
+			"less the descriptors held for anything else and a burst of accepts: at most DefaultMaxConns(), %d, or raise the limit", openFilesLimit(), DefaultMaxConns())},
+		{Options{Timeout: time.Second, MaxConns: DefaultMaxConns() + 1}, fmt.Sprintf("idleconn: MaxConns %d must lie below the open-files limit (ulimit -n), %d, "+
+			"less the descriptors held for anything else and a burst of accepts: at most DefaultMaxConns(), %d, or raise the limit", DefaultMaxConns()+1, openFilesLimit(), DefaultMaxConns())},
 		{Options{Timeout: time.Second, Budget: -2}, "idleconn: Budget -2: want bytes, 0 for DefaultBudget() or -1 for none"},
 		{Options{Timeout: time.Second, MaxUnsent: -2}, "idleconn: MaxUnsent -2: want bytes, 0 for DefaultMaxUnsent or -1 for the kernel's own bound"},
 		{Options{Timeout: time.Second, Budget: 1 << 10}, "idleconn: Budget 1024 must be at least 196608, what one connection may keep under pressure (MaxInput's floor and twice Output.High)"},
@@ -108,7 +110,7 @@ func TestNewValidates(t *testing.T) {
 		}
 		_, err := New(&nopHandler{}, Options{Timeout: time.Second, MaxConns: 999_999})
 		assert.EqualError(t, err, fmt.Sprintf("idleconn: MaxConns 999999 must lie below the open-files limit (ulimit -n), %d, "+
-			"less the descriptors held for anything else and a burst of accepts; DefaultMaxConns() is %d", openFilesLimit(), DefaultMaxConns()))
+			"less the descriptors held for anything else and a burst of accepts: at most DefaultMaxConns(), %d, or raise the limit", openFilesLimit(), DefaultMaxConns()))
 	})
 
 	h, err := New(&nopHandler{}, Options{Timeout: 30 * time.Second})
@@ -127,8 +129,8 @@ func TestNewValidates(t *testing.T) {
 	assert.Equal(t, DefaultMaxConns(), h.Stats().MaxConns)
 	assert.Positive(t, DefaultMaxConns(), "this machine has a descriptor limit")
 	assert.Equal(t, DefaultBudget(), h.Stats().Budget)
-	_, err = New(&nopHandler{}, Options{Timeout: time.Second, MaxConns: openFilesLimit() - 1, Budget: 196608})
-	assert.NoError(t, err, "MaxConns below the descriptor limit, a Budget at its least")
+	_, err = New(&nopHandler{}, Options{Timeout: time.Second, MaxConns: DefaultMaxConns(), Budget: 196608})
+	assert.NoError(t, err, "MaxConns at its most, a Budget at its least")
 	h, err = New(&nopHandler{}, Options{Timeout: time.Second, MaxConns: -1, MinDrainRate: 1000})
 	require.NoError(t, err)
 	assert.Zero(t, h.Stats().MaxConns)

@@ -574,12 +574,14 @@ var connectionsKind = kind{
 	row:  [4]string{"connections", "MaxConns (DefaultMaxConns)", "-", "(refused)"},
 	check: func(o *Options, c *config) error {
 		switch limit := filesLimit(); {
-		case o.MaxConns > 0 && limit > 0 && o.MaxConns >= limit:
+		case o.MaxConns > 0 && limit > 0 && o.MaxConns > DefaultMaxConns():
 			// gnet would fail an accept for want of descriptors first,
-			// which stops its whole engine.
+			// which stops its whole engine; or, with the backlog cut to
+			// what is left (boot), a burst would wait for its SYNs'
+			// retries however few connections were open.
 			return fmt.Errorf("idleconn: MaxConns %d must lie below the open-files limit (ulimit -n), %d, "+
-				"less the descriptors held for anything else and a burst of accepts; DefaultMaxConns() is %d",
-				o.MaxConns, limit, DefaultMaxConns())
+				"less the descriptors held for anything else and a burst of accepts: "+
+				"at most DefaultMaxConns(), %d, or raise the limit", o.MaxConns, limit, DefaultMaxConns())
 		case o.MaxConns > 0:
 			c.maxConns = int64(o.MaxConns)
 		case o.MaxConns == 0:
@@ -589,13 +591,14 @@ var connectionsKind = kind{
 	},
 	// gnet's main reactor accepts every connection waiting in the listen
 	// queue while the event loops refuse them, so a burst takes
-	// descriptors beyond MaxConns. Where the descriptor limit leaves less
-	// room than the backlog gnet asks for (net.core.somaxconn, 4,096 by
-	// default), the listener's backlog is cut to that room (burstRoom):
-	// the clients beyond it wait for the kernel to take their connection,
-	// retrying, rather than stop the engine with a failed accept. That
-	// holds against one client's burst, not a flood from many faster than
-	// the loops refuse (Options.MaxConns; TestBurstAtFilesLimit). With
+	// descriptors beyond MaxConns. The listener's backlog is set to the
+	// room the descriptor limit leaves (burstRoom), which the kernel
+	// clamps to net.core.somaxconn (4,096 by default), the backlog gnet
+	// asks for: under a small limit, the clients beyond it wait for the
+	// kernel to take their connection, retrying, rather than stop the
+	// engine with a failed accept. The loops must still keep up with the
+	// main reactor, which a burst from one client on a quiet machine lets
+	// them do (Options.MaxConns; TestBurstAtFilesLimit). With
 	// gnet.WithReusePort the loops accept for themselves, and the backlog
 	// stays (limitBacklog).
 	boot: func(h *Handler, eng gnet.Engine) {
@@ -640,7 +643,8 @@ func spareFiles(n int) int { return min(n/8, 64) }
 
 // burstRoom returns the listen backlog that a limit of n descriptors
 // leaves room for beyond maxConns connections and the spare descriptors:
-// at least 1, as maxConns may lie within the spare ones.
+// at least a quarter of n, or 4,096, for a maxConns New took (at most
+// DefaultMaxConns), and at least 1 for a limit lowered since.
 func burstRoom(n, maxConns int) int { return max(n-spareFiles(n)-maxConns, 1) }
 
 // Idle timeouts under load: Options.Overload shortens them as the count

@@ -138,24 +138,27 @@ type Options struct {
 	// its whole engine, so it must lie below the process's descriptor
 	// limit (ulimit -n), less the descriptors the process holds for
 	// anything else, less the connections accepted before a loop refuses
-	// them; New refuses one at or above the descriptor limit. Zero means
+	// them; New refuses one above DefaultMaxConns(), which leaves that room
+	// (and a backlog cut to it would leave a burst waiting). Zero means
 	// DefaultMaxConns(), derived that way from the descriptor limit when
 	// New runs; a negative value means no limit.
 	//
 	// How many connections are accepted before a loop refuses them
-	// depends on how gnet accepts. Run with gnet.WithReusePort(true)
-	// (Linux), each event loop accepts from a listener of its own, one
+	// depends on how gnet accepts. Run with gnet.WithReusePort(true) on
+	// Linux, each event loop accepts from a listener of its own, one
 	// connection at a time, and refuses it before it accepts the next: no
-	// burst gets past MaxConns (TestBurstAtFilesLimit, 1,500 dials from
-	// 64 goroutines under a limit of 256). Without it, gnet's main reactor
-	// accepts every connection waiting in the listen queue while the
-	// loops refuse, and as the engine starts, idleconn cuts the listen
-	// backlog to what the descriptor limit leaves beyond MaxConns and the
-	// spare descriptors. That bounds a burst from one client, which
-	// stopped the engine before (2,000 dials one after another, same
-	// test), but a flood dialed from many goroutines faster than the
-	// loops refuse can still outrun it: with gnet's default, a server
-	// that may meet its descriptor limit wants WithReusePort.
+	// burst gets past MaxConns (TestBurstAtFilesLimit: 1,500 dials from 64
+	// goroutines under a limit of 256). Without it, gnet's main reactor
+	// accepts every connection waiting in the listen queue while the loops
+	// refuse, and on Linux idleconn cuts the listen backlog, as the engine
+	// starts, to what the descriptor limit leaves beyond MaxConns and the
+	// spare descriptors. That makes a stopped engine rarer, not
+	// impossible, as the loops must keep up with the main reactor: under a
+	// limit of 256, 2,000 dials one after another stopped the engine in
+	// every run with gnet's backlog and in none with the cut on a quiet
+	// machine, but in 2 runs of 39 beside three busy processes; and under
+	// a limit of 1,024, a flood from 64 goroutines stopped it in 2 runs of
+	// 3. A server that may meet its descriptor limit wants WithReusePort.
 	MaxConns int
 
 	// Budget bounds the bytes buffered for clients over all connections

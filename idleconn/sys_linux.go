@@ -1,6 +1,10 @@
 package idleconn
 
-import "syscall"
+import (
+	"syscall"
+
+	"github.com/panjf2000/gnet/v2"
+)
 
 // tcpNotSentLowat is TCP_NOTSENT_LOWAT (linux/tcp.h), which package
 // syscall names on some Linux platforms only.
@@ -21,4 +25,21 @@ func boundUnsent(fd, n int) {
 func acceptsOneByOne(fd int) bool {
 	v, err := syscall.GetsockoptInt(fd, syscall.SOL_SOCKET, soReusePort)
 	return err == nil && v != 0
+}
+
+// limitBacklog sets the listen backlog of eng's listener to n, where gnet
+// lets it be reached, an engine of one listener (Engine.Dup; not one run
+// with gnet.Rotate on several), and where gnet's main reactor accepts for
+// every event loop: a listen on a socket already listening changes its
+// backlog alone. With gnet.WithReusePort (acceptsOneByOne) there is no
+// main reactor, and the backlog stays.
+func limitBacklog(eng gnet.Engine, n int) {
+	fd, err := eng.Dup()
+	if err != nil {
+		return
+	}
+	if !acceptsOneByOne(fd) {
+		_ = syscall.Listen(fd, n)
+	}
+	_ = syscall.Close(fd)
 }

@@ -2,10 +2,13 @@
 
 package idleconn
 
+import "github.com/panjf2000/gnet/v2"
+
 // boundUnsent does nothing: Options.MaxUnsent is Linux's TCP_NOTSENT_LOWAT,
 // and the kernel's own bound stands elsewhere.
 func boundUnsent(fd, n int) {}
 
-// acceptsOneByOne reports false: gnet's listeners of one port per event
-// loop are a Linux matter here (see the Linux version).
-func acceptsOneByOne(int) bool { return false }
+// limitBacklog does nothing: the listen backlog is cut on Linux only,
+// where whether gnet made a listener per event loop can be asked of the
+// socket (acceptsOneByOne) and the burst measured (TestBurstAtFilesLimit).
+func limitBacklog(gnet.Engine, int) {}

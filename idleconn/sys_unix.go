@@ -2,11 +2,7 @@
 
 package idleconn
 
-import (
-	"syscall"
-
-	"github.com/panjf2000/gnet/v2"
-)
+import "syscall"
 
 // The system calls the package makes beyond gnet's.
 
@@ -35,20 +31,4 @@ func openFilesLimit() int {
 		return 0
 	}
 	return int(r.Cur)
-}
-
-// limitBacklog sets the listen backlog of eng's listener to n, where gnet
-// lets it be reached, an engine of one listener (Engine.Dup), and where
-// gnet's main reactor accepts for every event loop: a listen on a socket
-// already listening changes its backlog alone. With gnet.WithReusePort
-// (acceptsOneByOne) there is no main reactor, and the backlog stays.
-func limitBacklog(eng gnet.Engine, n int) {
-	fd, err := eng.Dup()
-	if err != nil {
-		return
-	}
-	if !acceptsOneByOne(fd) {
-		_ = syscall.Listen(fd, n)
-	}
-	_ = syscall.Close(fd)
 }
