@@ -119,8 +119,8 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	srv, err := newServer(cfg)
 	if err != nil {
 		// Every option comes from a flag: idleconn's refusal (a -budget
-		// under one connection's floor, a -max-conns at ulimit -n) is a
-		// bad command line.
+		// under one connection's floor, a -max-conns above its
+		// DefaultMaxConns) is a bad command line.
 		return cli.Usagef("%v", err)
 	}
 	logger := &engine.ErrorsOnly{}

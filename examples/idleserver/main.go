@@ -28,7 +28,8 @@
 // value, or any argument that is not a flag), and 1 on any other error,
 // including the engine stopping on its own: gnet stops its whole engine
 // when an accept fails (for want of descriptors, say) and its Run may
-// then return nil, which -max-conns, below ulimit -n, keeps from happening.
+// then return nil, which -max-conns, well below ulimit -n, and gnet's
+// ReusePort keep from happening.
 package main
 
 import (

@@ -161,7 +161,7 @@ func TestSignal(t *testing.T) {
 // descriptor limit and dials more connections than it may hold. gnet's main
 // reactor accepts every connection waiting before an event loop's OnOpen
 // can refuse one, and an accept that fails for want of descriptors stops
-// its whole engine, so a -max-conns at or above the descriptor limit is
+// its whole engine, so a -max-conns above idleconn's DefaultMaxConns is
 // refused at start-up, exit 1, saying why (1000 under a limit of 64, and
 // 999999 under 20,000). With -max-conns 20 and a limit of 128, and with
 // the derived default (-max-conns 0: 160 for a limit of 256, idleconn's
