@@ -100,11 +100,12 @@ func burstOnce(bins binaries, name string, limit, dialers int) ([]any, error) {
 	began := time.Now()
 	deadline := began.Add(5 * time.Second)
 	request := fmt.Appendf(nil, "GET /delay?ms=%d HTTP/1.1\r\nHost: burst\r\n\r\n", burstDelayMS)
+	var next atomic.Int64 // dials taken, so that the dialers make burstDials in all
 	for range dialers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			for range burstDials / dialers {
+			for next.Add(1) <= burstDials {
 				if time.Now().After(deadline) {
 					return
 				}
