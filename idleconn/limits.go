@@ -626,9 +626,10 @@ var filesLimit = openFilesLimit
 // connections accepted before an event loop can refuse them: a quarter of
 // the limit, at most 4096, the default listen backlog of Linux
 // (net.core.somaxconn); where that room is smaller than the backlog, the
-// backlog is cut to it as the engine starts (see Options.MaxConns). For a
-// limit of 20,000 it is 15,840; for 1,024, 704. Where the limit cannot be read it returns 0, no limit. O(1),
-// one system call.
+// backlog is cut to it as the engine starts, on Linux and without gnet's
+// ReusePort (see Options.MaxConns). For a limit of 20,000 it is 15,840;
+// for 1,024, 704. Where the limit cannot be read it returns 0, no limit.
+// O(1), one system call.
 func DefaultMaxConns() int {
 	n := filesLimit()
 	if n <= 0 {
