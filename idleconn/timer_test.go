@@ -159,8 +159,8 @@ func TestTimerMisuse(t *testing.T) {
 	require.False(t, tm.Stop(), "armed nothing")
 }
 
-// TestTimerZeroAllocs checks that arming, re-arming, stopping and firing
-// timers allocate nothing once warm.
+// TestTimerZeroAllocs checks that arming, re-arming (ConnTimer and
+// LoopTimer), stopping and firing timers allocate nothing once warm.
 func TestTimerZeroAllocs(t *testing.T) {
 	f := newFakeServer(t, &nopHandler{}, limitOpts)
 	l := f.loop()
@@ -172,6 +172,10 @@ func TestTimerZeroAllocs(t *testing.T) {
 	arm := func() {
 		i++
 		f.h.ConnTimer(c, &timers[i%64], time.Duration(i%7)*time.Millisecond, time.Duration(i%2)*10*time.Millisecond, fn)
+	}
+	armLoop := func() {
+		i++
+		f.h.LoopTimer(l, &timers[i%64], time.Duration(i%7)*time.Millisecond, time.Duration(i%2)*10*time.Millisecond, fn)
 	}
 	stop := func() { i++; timers[i%64].Stop() }
 	run := func() {
@@ -186,6 +190,7 @@ func TestTimerZeroAllocs(t *testing.T) {
 	}
 	l.queued = make([]gnet.Runnable, 0, 16) // the fake loop's queue, warm
 	assert.Zero(t, testing.AllocsPerRun(1000, arm), "arm and re-arm")
+	assert.Zero(t, testing.AllocsPerRun(1000, armLoop), "arm and re-arm on the loop")
 	assert.Zero(t, testing.AllocsPerRun(1000, stop), "stop")
 	for range 64 {
 		arm()
