@@ -156,7 +156,7 @@ type Options struct {
 	// impossible, as the loops must keep up with the main reactor: under a
 	// limit of 256, 2,000 dials one after another stopped the engine in
 	// every run with gnet's backlog and in none with the cut on a quiet
-	// machine, but in 2 runs of 39 beside three busy processes; and under
+	// machine, but in 3 runs of 51 beside three busy processes; and under
 	// a limit of 1,024, a flood from 64 goroutines stopped it in 2 runs of
 	// 3. A server that may meet its descriptor limit wants WithReusePort.
 	MaxConns int
