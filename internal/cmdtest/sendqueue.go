@@ -74,9 +74,10 @@ func SendNeverRead(t *testing.T, addr string) net.Conn {
 // idleconn's TestMaxUnsentNetwork watch a send queue, first with the
 // kernel's own bound and then with theirs: without it, until the queue
 // passes bound plus slack (a write past the bound completes its segment),
-// for at most 8 s, under the example servers' write stall of 10; with it, for twice as long as the queue took to grow past it
-// without, and at least 1 s, so that a bound that did nothing would be
-// seen, however loaded the machine.
+// for at most 8 s, under the example servers' write stall of 10; with it,
+// for twice as long as the queue took to grow past it without, and at
+// least 1 s, so that a bound that did nothing would be seen, however
+// loaded the machine.
 type UnsentWatch struct {
 	Bound, Slack int
 	grew         time.Duration

@@ -135,13 +135,13 @@ func runBounds(bins binaries, servers []string, rounds int) (*results, error) {
 	return r, nil
 }
 
-// watch samples srv's /proc every second, the first at once, until it has
-// n samples or stop is closed, and then returns them.
-func watch(srv *server, n int, stop <-chan struct{}) <-chan []proc {
+// watch samples srv's /proc every interval, the first at once, until it
+// has n samples or stop is closed, and then returns them.
+func watch(srv *server, every time.Duration, n int, stop <-chan struct{}) <-chan []proc {
 	out := make(chan []proc, 1)
 	go func() {
 		var ps []proc
-		tick := time.NewTicker(time.Second)
+		tick := time.NewTicker(every)
 		defer tick.Stop()
 		for {
 			if p, err := srv.sample(); err == nil {
@@ -179,7 +179,7 @@ func boundOnce(bins binaries, s boundServer, c boundClient) ([]string, []string,
 	}
 	defer srv.stop()
 	// The watch lasts boundFor, whenever the client ends.
-	samples := watch(srv, int(boundFor/time.Second)+1, nil)
+	samples := watch(srv, time.Second, int(boundFor/time.Second)+1, nil)
 	end := c.run(srv.addr)
 	ps := <-samples
 	if err := srv.stop(); err != nil {
@@ -377,7 +377,7 @@ func closeRounds(bins binaries, s boundServer, rounds int) ([]string, error) {
 	}
 	defer srv.stop()
 	stop := make(chan struct{})
-	samples := watch(srv, -1, stop)
+	samples := watch(srv, time.Second, -1, stop)
 	var whole, cut int
 	var others []string
 	var secs []float64

@@ -77,22 +77,8 @@ func burstOnce(bins binaries, name string, limit, dialers int) ([]any, error) {
 	defer srv.stop()
 	time.Sleep(500 * time.Millisecond)
 
-	var peakFDs atomic.Int64
 	sampling := make(chan struct{})
-	sampled := make(chan struct{})
-	go func() {
-		defer close(sampled)
-		for {
-			if p, err := srv.sample(); err == nil {
-				peakFDs.Store(max(peakFDs.Load(), int64(p.fds)))
-			}
-			select {
-			case <-sampling:
-				return
-			case <-time.After(20 * time.Millisecond):
-			}
-		}
-	}()
+	samples := watch(srv, 20*time.Millisecond, -1, sampling)
 
 	var mu sync.Mutex
 	var conns []net.Conn
@@ -139,7 +125,7 @@ func burstOnce(bins binaries, name string, limit, dialers int) ([]any, error) {
 	}
 	time.Sleep(300 * time.Millisecond)
 	close(sampling)
-	<-sampled
+	peakFDs := peakOf(<-samples).fds
 	after, rss := "stopped", "—"
 	select {
 	case <-srv.exited:
@@ -156,5 +142,5 @@ func burstOnce(bins binaries, name string, limit, dialers int) ([]any, error) {
 		_ = resp.Body.Close()
 		plain = fmt.Sprintf("%d in %s ms", resp.StatusCode, ms(time.Since(t0)))
 	}
-	return []any{name, limit, dialers, len(conns), dialTime.Round(time.Millisecond), refused, held, peakFDs.Load(), rss, after, plain}, nil
+	return []any{name, limit, dialers, len(conns), dialTime.Round(time.Millisecond), refused, held, peakFDs, rss, after, plain}, nil
 }
