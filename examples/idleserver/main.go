@@ -108,7 +108,10 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	opts.OnWritable = srv.flush
 	h, err := idleconn.New(srv, opts)
 	if err != nil {
-		return err
+		// Every option comes from a flag: idleconn's refusal (a -max-conns
+		// above its DefaultMaxConns, a -budget under one connection's
+		// floor) is a bad command line, as in httpserver.
+		return cli.Usagef("%v", err)
 	}
 	srv.h = h
 	logger := &engine.ErrorsOnly{}

@@ -162,7 +162,7 @@ func TestSignal(t *testing.T) {
 // reactor accepts every connection waiting before an event loop's OnOpen
 // can refuse one, and an accept that fails for want of descriptors stops
 // its whole engine, so a -max-conns above idleconn's DefaultMaxConns is
-// refused at start-up, exit 1, saying why (1000 under a limit of 64, and
+// refused at start-up as a bad command line, exit 2, saying why (1000 under a limit of 64, and
 // 999999 under 20,000). With -max-conns 20 and a limit of 128, and with
 // the derived default (-max-conns 0: 160 for a limit of 256, idleconn's
 // DefaultMaxConns) and 200 dials, it refuses the excess and keeps serving.
@@ -204,7 +204,7 @@ func TestDescriptorLimit(t *testing.T) {
 				err := cmd.Wait()
 				var exit *exec.ExitError
 				require.ErrorAs(t, err, &exit, "stderr: %s", &stderr)
-				require.Equal(t, 1, exit.ExitCode())
+				require.Equal(t, 2, exit.ExitCode())
 				require.Contains(t, stderr.String(), "idleserver: idleconn: MaxConns "+maxConns+
 					" must lie below the open-files limit (ulimit -n), "+tc.nofile+",")
 				return
