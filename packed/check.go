@@ -4,9 +4,17 @@ import "fmt"
 
 // Check verifies the store's invariants (see Store) and returns the first
 // violation, or nil: every chunk of every bucket, every free list and the
-// blanks, every entry's Link, and the counts the store keeps. O(chunks +
-// entries); for tests.
+// blanks, every entry's Link, and the counts the store keeps. Its message
+// starts "packed: ". O(chunks + entries); for tests.
 func (s *Store[V]) Check() error {
+	if err := s.check(); err != nil {
+		return fmt.Errorf("packed: %w", err)
+	}
+	return nil
+}
+
+// check is Check without the package's name in front of its message.
+func (s *Store[V]) check() error {
 	if len(s.prevs) != len(s.chunks) {
 		return fmt.Errorf("%d chunks, %d places in their lists", len(s.chunks), len(s.prevs))
 	}

@@ -199,7 +199,8 @@ type freeList struct {
 //	    its size in buckets and on it
 //
 // The zero value has no buckets; Init makes them. A Store must not be
-// copied after first use: Links record positions in its chunks.
+// copied after first use: Links record positions in its chunks. It is not
+// safe for concurrent use.
 type Store[V any] struct {
 	buckets []bucket[V]
 	// occupied has bit b%64 of word b/64 set when bucket b holds entries,

@@ -550,7 +550,7 @@ func TestCheckWideFirstChunk(t *testing.T) {
 	s.Push(0, &l, 0, 0)
 	require.NoError(t, s.Check())
 	s.wide, s.wideSize = 64, sizeOf(64) // bucket 0 wide, its chunk of 8
-	require.ErrorContains(t, s.Check(), "bucket 0, wide: its first chunk")
+	require.ErrorContains(t, s.Check(), "packed: bucket 0, wide: its first chunk")
 }
 
 // TestBucketFull checks that a bucket whose count of places would
