@@ -902,7 +902,7 @@ func (h *Handler) UnderPressure() bool {
 // the process may use, the least of GOMEMLIMIT (when set), its cgroup's
 // memory limit (cgroup v2's memory.max, or v1's memory.limit_in_bytes,
 // the least along its cgroup's path) and the physical memory; a 1024th of
-// 16 GiB where none can be read; and at least budgetFloor, what one
+// 16 GiB where none can be read; and at least 192 KiB, what one
 // connection may keep under pressure with the default limits (New raises
 // it to that of the limits it is given). The budget counts the bytes
 // buffered, and a process that holds them grows by a multiple of it: the

@@ -71,8 +71,10 @@ type Handler struct {
 
 // New returns a Handler that wraps user with the limits opts describes. It
 // returns an error, starting "idleconn: " and naming the option at fault,
-// if opts is invalid. It allocates only the Handler: each event loop's
-// wheel is made when the loop opens its first connection.
+// if opts is invalid. It allocates only the Handler and its wake-up
+// channel: each event loop's wheel is made when the loop opens its first
+// connection. It reads the descriptor limit, and for a zero Budget the
+// memory limits (DefaultBudget).
 func New(user gnet.EventHandler, opts Options) (*Handler, error) {
 	h, err := newHandler(user, opts, time.Now)
 	if h != nil {
