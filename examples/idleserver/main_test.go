@@ -261,7 +261,7 @@ func TestUnsentBound(t *testing.T) {
 		}()
 		out := cmdtest.Lines(r)
 		addr := strings.TrimPrefix(cmdtest.WaitLine(t, out, "listening on "), "listening on ")
-		c := cmdtest.SendNeverRead(t, addr)
+		c := cmdtest.SendNeverRead(t, addr, 8<<20)
 		w.Watch(t, addr, c.LocalAddr().String(), unsent > 0)
 		c.Close()
 		cancel()

@@ -58,15 +58,17 @@ func watchSendQueue(t *testing.T, local, remote string, done func(most int, d ti
 }
 
 // SendNeverRead dials the echo server at addr with a 4 KiB receive buffer
-// and sends it 8 MiB, reading none of the echo, until the test ends: a
-// client whose echo fills the server's send queue.
-func SendNeverRead(t *testing.T, addr string) net.Conn {
+// and sends it size bytes, reading none of the echo, until the test ends:
+// with 8 MiB, a client whose echo fills the server's send queue, and with
+// less than the server's kernel takes, one whose echo leaves gnet's buffer
+// empty.
+func SendNeverRead(t *testing.T, addr string, size int) net.Conn {
 	t.Helper()
 	c, err := net.Dial("tcp", addr)
 	require.NoError(t, err)
 	t.Cleanup(func() { c.Close() })
 	require.NoError(t, c.(*net.TCPConn).SetReadBuffer(4<<10))
-	go func() { _, _ = c.Write(make([]byte, 8<<20)) }() // it ends when c closes
+	go func() { _, _ = c.Write(make([]byte, size)) }() // it ends when c closes
 	return c
 }
 
