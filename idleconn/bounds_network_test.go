@@ -470,16 +470,18 @@ func TestMaxUnsentNetwork(t *testing.T) {
 		h, err := New(s, Options{Timeout: 30 * time.Second, MaxInput: 64 << 20, Output: OutputLimit{Max: 64 << 20, High: 64 << 10, Low: 32 << 10}, MaxUnsent: unsent})
 		require.NoError(t, err)
 		addr := serve(t, s, h, 1)
-		c := cmdtest.SendNeverRead(t, addr)
+		c := cmdtest.SendNeverRead(t, addr, 8<<20)
 		w.Watch(t, addr, c.LocalAddr().String(), unsent == 0)
 		require.NoError(t, c.Close())
 		s.stop()
 	}
 }
 
-// TestSocketOptionsAllocs checks that the socket options the package sets
+// TestSocketOptionsAllocs checks that the socket calls the package makes
 // allocate nothing: the bound on unsent bytes, at every open of a TCP
-// connection, and the reset, at the closes that make one (Reason).
+// connection, the look at the kernel's send queue, when an idle timeout
+// runs out (idleLook), and the reset, at the closes that make one
+// (Reason).
 func TestSocketOptionsAllocs(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	require.NoError(t, err)
@@ -488,40 +490,51 @@ func TestSocketOptionsAllocs(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, raw.Control(func(fd uintptr) {
 		require.Zero(t, testing.AllocsPerRun(100, func() { boundUnsent(int(fd), DefaultMaxUnsent) }))
+		require.Zero(t, testing.AllocsPerRun(100, func() { _, _ = unreadQueue(int(fd)) }))
 		require.Zero(t, testing.AllocsPerRun(100, func() { abortOnClose(int(fd)) }))
 	}))
 }
 
 // TestAbortFreesKernelMemory sends 8 MiB to an echo server and reads none
 // of the echo, its receive buffer small, until the write stall closes it,
-// or, with no write stall limit, the idle timeout with the echo pending:
-// the kernel held the echo's unsent part for the server's socket, and
-// once idleconn has closed it the socket is gone from /proc/net/tcp,
-// reset, rather than left orphaned with that queue while the kernel
-// retries sending to a peer that does not read (Reason).
+// or, with no write stall limit, the idle timeout with the echo pending in
+// gnet's buffer; or 128 KiB, whose echo the server's kernel takes whole,
+// until the idle timeout, started over once by its look at the kernel's
+// queue (idleLook), closes it with gnet's buffer empty. Each time the
+// kernel held the echo's unsent part for the server's socket, and once
+// idleconn has closed it the socket is gone from /proc/net/tcp, reset,
+// rather than left orphaned with that queue while the kernel retries
+// sending to a peer that does not read (Reason).
 func TestAbortFreesKernelMemory(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		t.Skip("reads /proc/net/tcp")
 	}
 	for _, tc := range []struct {
+		name string
 		why  Reason
 		opts Options
+		sent int // what the client sends, and never reads the echo of
 	}{
-		{WriteStall, Options{Timeout: 30 * time.Second, WriteStallTimeout: 300 * time.Millisecond}},
-		{Idle, Options{Timeout: 500 * time.Millisecond}},
+		{"write stall", WriteStall, Options{Timeout: 30 * time.Second, WriteStallTimeout: 300 * time.Millisecond}, 8 << 20},
+		{"idle", Idle, Options{Timeout: 500 * time.Millisecond}, 8 << 20},
+		{"idle, all output in the kernel", Idle, Options{Timeout: 500 * time.Millisecond}, 128 << 10},
 	} {
-		t.Run(tc.why.String(), func(t *testing.T) {
+		t.Run(tc.name, func(t *testing.T) {
 			s := &echoServer{}
 			reaped := make(chan Reason, 1)
+			var buffered atomic.Int64 // in gnet's buffer at the close
 			opts := tc.opts
 			opts.Resolution, opts.MaxInput = 100*time.Millisecond, 64<<20
 			opts.Output = OutputLimit{Max: 64 << 20, High: 64 << 10, Low: 32 << 10}
-			opts.OnReap = func(_ gnet.Conn, why Reason) { reaped <- why }
+			opts.OnReap = func(c gnet.Conn, why Reason) {
+				buffered.Store(int64(c.OutboundBuffered()))
+				reaped <- why
+			}
 			h, err := New(s, opts)
 			require.NoError(t, err)
 			addr := serve(t, s, h, 1)
 			defer s.stop()
-			local, remote := addr, cmdtest.SendNeverRead(t, addr).LocalAddr().String()
+			local, remote := addr, cmdtest.SendNeverRead(t, addr, tc.sent).LocalAddr().String()
 			require.Eventually(t, func() bool {
 				q, ok := cmdtest.SendQueue(t, local, remote)
 				return ok && q > 64<<10
@@ -532,10 +545,54 @@ func TestAbortFreesKernelMemory(t *testing.T) {
 			case <-time.After(5 * time.Second):
 				t.Fatal("the connection was not closed")
 			}
+			if tc.sent < 8<<20 {
+				require.Zero(t, buffered.Load(), "output was left in gnet's buffer: the case would not test the kernel's queue")
+			}
 			require.Eventually(t, func() bool {
 				_, ok := cmdtest.SendQueue(t, local, remote)
 				return !ok
 			}, 2*time.Second, 10*time.Millisecond, "the server's socket is still there, its send queue with it")
 		})
 	}
+}
+
+// TestIdleKernelQueueReadSlowly sends an echo server 128 KiB, whose echo
+// the server's kernel takes whole, and reads the echo at about 40 KiB/s,
+// for several idle timeouts: each time the timeout runs out, the peer has
+// acknowledged more of the kernel's queue since (idleLook), so the
+// connection stays open; once the queue has drained, it closes plainly,
+// and the client reads every byte and then the end of the stream, not a
+// reset.
+func TestIdleKernelQueueReadSlowly(t *testing.T) {
+	const sent = 128 << 10
+	s := &echoServer{}
+	reaped := make(chan Reason, 1)
+	h, err := New(s, Options{Timeout: 500 * time.Millisecond, Resolution: 100 * time.Millisecond,
+		OnReap: func(_ gnet.Conn, why Reason) { reaped <- why }})
+	require.NoError(t, err)
+	addr := serve(t, s, h, 1)
+	defer s.stop()
+	c, err := net.Dial("tcp", addr)
+	require.NoError(t, err)
+	defer c.Close()
+	require.NoError(t, c.(*net.TCPConn).SetReadBuffer(4<<10))
+	_, err = c.Write(make([]byte, sent))
+	require.NoError(t, err)
+	began := time.Now()
+	got := 0
+	buf := make([]byte, 4<<10)
+	for time.Since(began) < 20*time.Second {
+		require.NoError(t, c.SetReadDeadline(time.Now().Add(5*time.Second)))
+		n, err := c.Read(buf)
+		got += n
+		if err != nil {
+			require.ErrorIs(t, err, io.EOF, "after %d bytes in %v", got, time.Since(began))
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	took := time.Since(began)
+	require.Equal(t, sent, got, "the echo, whole")
+	require.Greater(t, took, 4*500*time.Millisecond, "the read lasted several idle timeouts: the test would show nothing")
+	require.Equal(t, Idle, <-reaped)
 }

@@ -247,7 +247,7 @@ func listenBacklog(t *testing.T, eng gnet.Engine) int {
 	defer syscall.Close(fd)
 	var info syscall.TCPInfo
 	size := uint32(unsafe.Sizeof(info))
-	_, _, errno := syscall.Syscall6(syscall.SYS_GETSOCKOPT, uintptr(fd), syscall.IPPROTO_TCP, syscall.TCP_INFO,
+	_, _, errno := syscall.Syscall6(sysGetsockopt, uintptr(fd), syscall.IPPROTO_TCP, syscall.TCP_INFO,
 		uintptr(unsafe.Pointer(&info)), uintptr(unsafe.Pointer(&size)), 0)
 	require.Zero(t, errno, "getsockopt TCP_INFO")
 	return int(info.Sacked)

@@ -46,10 +46,12 @@ type Handler struct {
 	origin time.Time        // the clock's tick 0
 	now    func() time.Time // time.Now; tests drive a fake clock
 	// shutdownWrite shuts a socket's write side, boundUnsent bounds what
-	// the kernel holds unsent for one, and abortOnClose makes its close a
-	// reset; tests record the calls.
+	// the kernel holds unsent for one, unreadQueue says whether its send
+	// queue holds output the peer has not acknowledged, and abortOnClose
+	// makes its close a reset; tests record the calls.
 	shutdownWrite func(fd int) error
 	boundUnsent   func(fd, n int)
+	unreadQueue   func(fd int) (acked uint64, queued bool)
 	abortOnClose  func(fd int)
 
 	loops registry
@@ -102,6 +104,7 @@ func newHandler(user gnet.EventHandler, opts Options, now func() time.Time) (*Ha
 
 		shutdownWrite: shutdownWrite,
 		boundUnsent:   boundUnsent,
+		unreadQueue:   unreadQueue,
 		abortOnClose:  abortOnClose,
 	}, nil
 }

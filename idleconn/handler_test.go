@@ -19,6 +19,15 @@ type fakeServer struct {
 	reap    []Reason
 	unsent  map[int]int // the bound each descriptor's open gave the kernel (boundUnsent)
 	aborted []int       // the descriptors whose close was made a reset (abortOnClose)
+	// queue is what each descriptor's kernel send queue holds (unreadQueue):
+	// none unless set.
+	queue map[int]kernelQueue
+}
+
+// kernelQueue is what unreadQueue reports of a fake descriptor.
+type kernelQueue struct {
+	acked  uint64
+	queued bool
 }
 
 func newFakeServer(t testing.TB, user gnet.EventHandler, opts Options) *fakeServer {
@@ -33,6 +42,8 @@ func newFakeServer(t testing.TB, user gnet.EventHandler, opts Options) *fakeServ
 	f.unsent = map[int]int{}
 	h.boundUnsent = func(fd, n int) { f.unsent[fd] = n }
 	h.abortOnClose = func(fd int) { f.aborted = append(f.aborted, fd) }
+	f.queue = map[int]kernelQueue{}
+	h.unreadQueue = func(fd int) (uint64, bool) { return f.queue[fd].acked, f.queue[fd].queued }
 	h.OnBoot(gnet.Engine{})
 	return f
 }

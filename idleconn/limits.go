@@ -42,8 +42,12 @@ import (
 // plain close would leave the kernel sending the rest to a peer that does
 // not read it, the socket orphaned in FIN_WAIT1 for as long as the kernel
 // keeps retrying, minutes, with its send queue
-// (TestAbortFreesKernelMemory). The other closes are plain, so that what
-// was written before them arrives.
+// (TestAbortFreesKernelMemory). An Idle close whose output has all gone
+// into the kernel's send queue, unread, looks at that queue first, on
+// Linux: the idle timeout starts over once, and if the peer has
+// acknowledged none of it by the end of that one too, the close resets
+// (see Idle). The other closes are plain, so that what was written
+// before them arrives.
 type Reason uint8
 
 // The reasons, one per kind of limit that closes; the package
@@ -51,7 +55,11 @@ type Reason uint8
 // due at the same tick close with the first in this order.
 const (
 	// Idle means the connection received nothing, and had none of its
-	// pending output read, for its idle timeout.
+	// pending output read, for its idle timeout. Output in the kernel's
+	// send queue counts, on Linux: when the timeout runs out with output
+	// there that the peer has not acknowledged, it starts over, as long as
+	// the peer has acknowledged some since the last time it ran out; a
+	// peer that has read nothing for a whole timeout is reset.
 	Idle Reason = iota + 1
 	// Deadline means the connection's deadline (Handler.SetDeadline)
 	// passed.
@@ -225,7 +233,13 @@ type limits struct {
 	stall    writeStall
 	drain    drain
 	output   OutputLimit
-	linger   uint64 // tick the linger ends, once shut; 0 before
+	// linger is the tick the linger ends, once shut. Before that it is
+	// the Idle close's mark (idleLook): 1 + the bytes the peer had
+	// acknowledged when the idle timeout last ran out with output in the
+	// kernel's send queue, 0 for never. The two never meet, as a closing
+	// connection's idle timeout is off, and sharing the field keeps the
+	// struct in its two lines.
+	linger uint64
 }
 
 // loopLimits is the kinds' state of one event loop, owned by its
@@ -332,6 +346,40 @@ var idleKind = kind{
 		}
 		return l.due(s.last, l.overloadedIdle(ticks), now)
 	},
+}
+
+// idleLook is the look an Idle close takes at the kernel's send queue of
+// s's connection, whose idle timeout ran out at tick now: gnet's buffer
+// may be empty while the kernel still holds output the peer has not
+// acknowledged, which a plain close would leave to an orphaned socket for
+// as long as the kernel keeps probing a closed window, minutes, and which
+// a peer that reads it slowly must not lose. If the queue holds such
+// output, and the peer has acknowledged some since the timeout last ran
+// out (or it never has), the timeout starts over, as when a look finds
+// gnet's buffer read, and idleLook reports true; if the peer has
+// acknowledged nothing for that whole timeout, the close is made a reset
+// (TestIdleLooksAtKernelQueue; TestAbortFreesKernelMemory's case whose
+// gnet buffer is empty). With gnet's buffer holding output, the close
+// resets anyway (pending), and with the kernel's queue empty, or not
+// known, it stays plain. A system call, made only when an idle timeout
+// runs out.
+func (l *loop) idleLook(s *slot, now uint64) bool {
+	m := s.lim()
+	if m.c.OutboundBuffered() > 0 {
+		return false
+	}
+	fd := m.c.Fd()
+	acked, queued := l.h.unreadQueue(fd)
+	switch {
+	case !queued:
+		return false
+	case m.linger == acked+1:
+		l.h.abortOnClose(fd)
+		return false
+	}
+	m.linger = acked + 1
+	s.last = settledAt(now)
+	return true
 }
 
 // SetIdleTimeout sets how long c may be idle (receive nothing, and have
@@ -691,7 +739,7 @@ var overloadKind = kind{
 		}
 		l.scanScale = l.idleScale
 		l.h.table.each(l, func(s *slot) bool {
-			if due, why := l.dueOf(s, now); due <= now {
+			if due, why := l.closeDue(s, now); due <= now {
 				l.reap(s, why)
 			} else {
 				l.arm(s, due, now)

@@ -521,6 +521,67 @@ func TestLimitsZeroAllocs(t *testing.T) {
 	}
 }
 
+// TestIdleLooksAtKernelQueue checks an Idle close's look at the kernel's
+// send queue (idleLook): an empty queue closes plainly at the idle
+// timeout; a queue whose peer acknowledges nothing more starts the
+// timeout over once and then resets; one whose peer keeps acknowledging
+// some keeps the connection open until it empties, and then the close is
+// plain, or until the peer stops, and then it resets a timeout later; output in gnet's buffer resets at once, as before; and a peer
+// that has sent data since the timeout last ran out, but acknowledged
+// nothing, is reset when it runs out again.
+func TestIdleLooksAtKernelQueue(t *testing.T) {
+	const timeout = time.Second
+	for _, tc := range []struct {
+		name  string
+		each  func(f *fakeServer, c *fakeConn, elapsed time.Duration)
+		close time.Duration // when the connection closes, within Resolution
+		reset bool
+	}{
+		{"empty", nil, timeout, false},
+		{"never read", func(f *fakeServer, c *fakeConn, _ time.Duration) {
+			f.queue[c.fd] = kernelQueue{acked: 1000, queued: true}
+		}, 2 * timeout, true},
+		{"read slowly, then drained", func(f *fakeServer, c *fakeConn, elapsed time.Duration) {
+			// Some acknowledged every 300 ms until 3.5 s, and then all.
+			f.queue[c.fd] = kernelQueue{acked: uint64(elapsed / (300 * time.Millisecond)), queued: elapsed < 3500*time.Millisecond}
+		}, 4 * timeout, false},
+		{"read, then stopped", func(f *fakeServer, c *fakeConn, elapsed time.Duration) {
+			acked := uint64(1000) // and 2,000 from 1.5 s
+			if elapsed >= 1500*time.Millisecond {
+				acked = 2000
+			}
+			f.queue[c.fd] = kernelQueue{acked: acked, queued: true}
+		}, 3 * timeout, true},
+		{"in gnet's buffer", func(f *fakeServer, c *fakeConn, _ time.Duration) {
+			c.out = 100
+			f.queue[c.fd] = kernelQueue{acked: 1000, queued: true}
+		}, timeout, true},
+		{"data since, none read", func(f *fakeServer, c *fakeConn, elapsed time.Duration) {
+			f.queue[c.fd] = kernelQueue{acked: 1000, queued: true}
+			if elapsed == 1500*time.Millisecond {
+				f.h.OnTraffic(c)
+			}
+		}, 2500 * time.Millisecond, true},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			f := newFakeServer(t, &nopHandler{}, limitOpts)
+			l := f.loop()
+			c := openFake(f.h, l, 3)
+			var each func(time.Duration)
+			if tc.each != nil {
+				each = func(elapsed time.Duration) { tc.each(f, c, elapsed) }
+			}
+			requireWithin(t, f.h, f.closeAfter(c, l, 5*time.Second, each), tc.close, tc.name)
+			require.Equal(t, []Reason{Idle}, f.reap)
+			if tc.reset {
+				require.Equal(t, []int{3}, f.aborted, "reset")
+			} else {
+				require.Empty(t, f.aborted, "plain")
+			}
+		})
+	}
+}
+
 // TestAbortReasons checks which closes are resets (Reason): those whose
 // peer does not read what it is sent, an idle one's if output is pending,
 // or that free memory; a close for any other reason stays plain, so that

@@ -287,13 +287,24 @@ func (l *loop) expire(s *slot, now uint64) bool {
 	}
 	// With output pending, look has armed the timer for the next tick:
 	// a drain must be seen when it comes, for the stall to count from it.
-	due, why := l.dueOf(s, now)
+	due, why := l.closeDue(s, now)
 	if due > now {
 		l.arm(s, due, now)
 		return false
 	}
 	l.reap(s, why)
 	return true
+}
+
+// closeDue is dueOf for a pass that closes s if a limit is reached at tick
+// now: an Idle close first looks at the kernel's send queue (idleLook),
+// which may start the idle timeout over.
+func (l *loop) closeDue(s *slot, now uint64) (uint64, Reason) {
+	due, why := l.dueOf(s, now)
+	if due <= now && why == Idle && l.idleLook(s, now) {
+		return l.dueOf(s, now)
+	}
+	return due, why
 }
 
 // dueOf returns the tick at which the earliest of s's timed limits closes
