@@ -347,6 +347,14 @@ func fetchEcho(addr string) error {
 // tcpMemory returns the memory the kernel holds for every TCP socket on
 // the machine, in bytes: /proc/net/sockstat's "TCP: ... mem PAGES".
 func tcpMemory() (int64, error) {
+	pages, err := sockstatTCP("mem")
+	return pages * int64(os.Getpagesize()), err
+}
+
+// sockstatTCP returns the field named field of /proc/net/sockstat's TCP
+// line, the whole machine's: "mem" (pages), "orphan" (sockets closed by
+// their process whose connection the kernel still keeps), "inuse".
+func sockstatTCP(field string) (int64, error) {
 	stat, err := os.ReadFile("/proc/net/sockstat")
 	if err != nil {
 		return 0, err
@@ -355,12 +363,11 @@ func tcpMemory() (int64, error) {
 		if rest, ok := strings.CutPrefix(line, "TCP:"); ok {
 			f := strings.Fields(rest)
 			for i := 0; i+1 < len(f); i += 2 {
-				if f[i] == "mem" {
-					pages, err := strconv.ParseInt(f[i+1], 10, 64)
-					return pages * int64(os.Getpagesize()), err
+				if f[i] == field {
+					return strconv.ParseInt(f[i+1], 10, 64)
 				}
 			}
 		}
 	}
-	return 0, fmt.Errorf("/proc/net/sockstat: no TCP mem")
+	return 0, fmt.Errorf("/proc/net/sockstat: no TCP %s", field)
 }

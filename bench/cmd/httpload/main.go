@@ -45,6 +45,12 @@
 //	                       the server survives, its peak descriptors and
 //	                       RSS, the 503s and connections held, and a plain
 //	                       GET's time after
+//	httpload-orphans.txt   500 clients ask for 128 KiB, which the server's
+//	                       kernel takes whole, and never read it, until the
+//	                       idle timeout closes them, at httpserver, net/http
+//	                       and idleserver: the orphaned sockets the kernel
+//	                       keeps sending to them, and its TCP memory, until
+//	                       they are gone
 //
 // Run it from the bench module's directory, under the measure lock
 // (bench/README.md, "The measure lock"), one scenario at a time (-h says
@@ -61,6 +67,7 @@
 //	flock /tmp/measure.lock go run ./cmd/httpload -scenario bounds -label before -rev 94549a5 -servers httpserver
 //	flock /tmp/measure.lock go run ./cmd/httpload -scenario burst -rounds 2
 //	flock /tmp/measure.lock go run ./cmd/httpload -scenario burst -rounds 2 -label before -rev 08e89ee -servers httpserver
+//	flock /tmp/measure.lock go run ./cmd/httpload -scenario orphans -rounds 1
 //
 // It builds the example servers from this repository (httpserver from a
 // git revision with -rev, to measure a before), runs every server and
@@ -82,16 +89,16 @@ import (
 )
 
 func main() {
-	scenario := flag.String("scenario", "", "load (about 7 min with the defaults), attack (about 13 min), fairness (about 1 min), retention (about 7 min), bounds (about 5 min), budget (about 2 min a round) or burst (about 40 s a round)")
+	scenario := flag.String("scenario", "", "load (about 7 min with the defaults), attack (about 13 min), fairness (about 1 min), retention (about 7 min), bounds (about 5 min), budget (about 2 min a round), burst (about 40 s a round) or orphans (up to 10 min a round)")
 	out := flag.String("out", "", "directory of the results file (default: the bench module's results)")
 	rev := flag.String("rev", "", "build examples/httpserver from this git revision, not the working tree")
 	label := flag.String("label", "", "what this run measures (before, after), written into the results file's name")
-	servers := flag.String("servers", "httpserver,httpserver -max-unsent 0,net/http,idleserver", "attack, fairness, bounds, budget, burst: the servers to measure, of these and, for budget, idleserver -max-unsent 0 (a -rev from before net/http's twin has httpserver only); burst knows httpserver and net/http, its default")
+	servers := flag.String("servers", "httpserver,httpserver -max-unsent 0,net/http,idleserver", "attack, fairness, bounds, budget, burst, orphans: the servers to measure, of these and, for budget, idleserver -max-unsent 0 (a -rev from before net/http's twin has httpserver only); burst knows httpserver and net/http, its default; orphans httpserver, net/http and idleserver, its default")
 	duration := flag.Duration("duration", 5*time.Second, "load: length of each wrk run")
-	rounds := flag.Int("rounds", 3, "load: runs of each configuration, alternating, for medians and spread; bounds: rounds of curl's fetches and of the SIGINT; budget: rounds of every server's attack, alternating; burst: rounds of every burst")
+	rounds := flag.Int("rounds", 3, "load: runs of each configuration, alternating, for medians and spread; bounds: rounds of curl's fetches and of the SIGINT; budget: rounds of every server's attack, alternating; burst: rounds of every burst; orphans: rounds of every server's clients")
 	attackFor := flag.Duration("attack-for", 30*time.Second, "attack: length of each slowhttptest run; budget: of each server's attack")
 	flag.Usage = func() {
-		fmt.Fprintf(flag.CommandLine.Output(), "usage: go run ./cmd/httpload -scenario load|attack|fairness|retention|bounds|budget|burst [flags]\n\n"+
+		fmt.Fprintf(flag.CommandLine.Output(), "usage: go run ./cmd/httpload -scenario load|attack|fairness|retention|bounds|budget|burst|orphans [flags]\n\n"+
 			"Installs wrk, slowhttptest and curl with apt-get (as root) when missing.\n\n")
 		flag.PrintDefaults()
 	}
@@ -147,15 +154,11 @@ func main() {
 		case "budget":
 			r, err = runBudget(bins, strings.Split(*servers, ","), *attackFor, *rounds)
 		case "burst":
-			list := burstServers
-			flag.Visit(func(f *flag.Flag) {
-				if f.Name == "servers" {
-					list = strings.Split(*servers, ",")
-				}
-			})
-			r, err = runBurst(bins, list, *rounds)
+			r, err = runBurst(bins, serverList(*servers, burstServers), *rounds)
+		case "orphans":
+			r, err = runOrphans(bins, serverList(*servers, []string{"httpserver", "net/http", "idleserver"}), *rounds)
 		default:
-			return fmt.Errorf("-scenario %q: want load, attack, fairness, retention, bounds, budget or burst", *scenario)
+			return fmt.Errorf("-scenario %q: want load, attack, fairness, retention, bounds, budget, burst or orphans", *scenario)
 		}
 		if err != nil {
 			return err
@@ -182,6 +185,17 @@ func main() {
 		fmt.Fprintln(os.Stderr, "httpload:", err)
 		os.Exit(1)
 	}
+}
+
+// serverList returns the servers -servers names, if it was given, and a
+// scenario's own list otherwise.
+func serverList(servers string, own []string) []string {
+	given := false
+	flag.Visit(func(f *flag.Flag) { given = given || f.Name == "servers" })
+	if given {
+		return strings.Split(servers, ",")
+	}
+	return own
 }
 
 // loadAverage returns the first three fields of /proc/loadavg.
