@@ -524,6 +524,36 @@ func TestOverload(t *testing.T) {
 	require.Equal(t, float64(1), f.h.Stats().IdleScale, "41 open: below Start")
 }
 
+// TestOverloadLooksAtKernelQueue checks that the Overload pass, which
+// closes the connections its shrunk idle timeouts have run out for, looks
+// at the kernel's send queue as the timer does (idleLook): of sixty
+// connections idle for 300 ms when forty more shrink their timeout to
+// 100 ms, the one whose kernel queue holds unread output has its timeout
+// start over, and is reset when it runs out again. A chatty connection
+// wakes the loop, as in TestOverload.
+func TestOverloadLooksAtKernelQueue(t *testing.T) {
+	opts := Options{Timeout: time.Second, Resolution: 20 * time.Millisecond, MaxConns: 100,
+		Overload: Overload{Start: 0.5, Floor: 100 * time.Millisecond}}
+	f := newFakeServer(t, &nopHandler{}, opts)
+	l := f.loop()
+	var conns []*fakeConn
+	for fd := range 60 {
+		conns = append(conns, openFake(f.h, l, 10+fd))
+	}
+	queued, chatty := conns[0], conns[1]
+	f.queue[queued.fd] = kernelQueue{acked: 5, queued: true}
+	f.runFor(l, 300*time.Millisecond, f.every(chatty, 20*time.Millisecond))
+	for fd := range 40 {
+		openFake(f.h, l, 100+fd)
+	}
+	f.runFor(l, 20*time.Millisecond, f.every(chatty, 20*time.Millisecond))
+	require.Equal(t, uint64(58), f.h.Stats().Reaped(Idle), "the pass closed the others")
+	require.True(t, queued.open, "its timeout started over")
+	f.runFor(l, 1200*time.Millisecond, f.every(chatty, 20*time.Millisecond))
+	require.False(t, queued.open)
+	require.Equal(t, []int{queued.fd}, f.aborted, "reset")
+}
+
 // TestBoundsZeroAllocs checks that the calls the bounds add, and the data
 // path with output pending, allocate nothing once warm.
 func TestBoundsZeroAllocs(t *testing.T) {

@@ -44,10 +44,10 @@ import (
 // keeps retrying, minutes, with its send queue
 // (TestAbortFreesKernelMemory). An Idle close whose output has all gone
 // into the kernel's send queue, unread, looks at that queue first, on
-// Linux: the idle timeout starts over once, and if the peer has
-// acknowledged none of it by the end of that one too, the close resets
-// (see Idle). The other closes are plain, so that what was written
-// before them arrives.
+// Linux: the idle timeout starts over each time the peer has
+// acknowledged some of it since the timeout last ran out, and once it has
+// acknowledged none for a whole timeout, the close resets (see Idle). The
+// other closes are plain, so that what was written before them arrives.
 type Reason uint8
 
 // The reasons, one per kind of limit that closes; the package
@@ -236,9 +236,9 @@ type limits struct {
 	// linger is the tick the linger ends, once shut. Before that it is
 	// the Idle close's mark (idleLook): 1 + the bytes the peer had
 	// acknowledged when the idle timeout last ran out with output in the
-	// kernel's send queue, 0 for never. The two never meet, as a closing
-	// connection's idle timeout is off, and sharing the field keeps the
-	// struct in its two lines.
+	// kernel's send queue, 0 for never. The two never meet, as idleLook
+	// passes a connection closing after flush by, and sharing the field
+	// keeps the struct in its two lines.
 	linger uint64
 }
 
@@ -361,11 +361,13 @@ var idleKind = kind{
 // (TestIdleLooksAtKernelQueue; TestAbortFreesKernelMemory's case whose
 // gnet buffer is empty). With gnet's buffer holding output, the close
 // resets anyway (pending), and with the kernel's queue empty, or not
-// known, it stays plain. A system call, made only when an idle timeout
-// runs out.
+// known, it stays plain. A connection closing after flush, whose idle
+// timeout SetIdleTimeout turned on again, is not looked at: its write
+// side may be shut, and limits.linger its linger's end. A system call,
+// made only when an idle timeout runs out.
 func (l *loop) idleLook(s *slot, now uint64) bool {
 	m := s.lim()
-	if m.c.OutboundBuffered() > 0 {
+	if s.flags&closing != 0 || m.c.OutboundBuffered() > 0 {
 		return false
 	}
 	fd := m.c.Fd()

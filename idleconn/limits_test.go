@@ -526,47 +526,61 @@ func TestLimitsZeroAllocs(t *testing.T) {
 // timeout; a queue whose peer acknowledges nothing more starts the
 // timeout over once and then resets; one whose peer keeps acknowledging
 // some keeps the connection open until it empties, and then the close is
-// plain, or until the peer stops, and then it resets a timeout later; output in gnet's buffer resets at once, as before; and a peer
-// that has sent data since the timeout last ran out, but acknowledged
-// nothing, is reset when it runs out again.
+// plain, or until the peer stops, and then it resets a timeout later;
+// output in gnet's buffer resets at once, as before; a peer that has sent
+// data since the timeout last ran out, but acknowledged nothing, is reset
+// when it runs out again; and a connection closing after flush, whose
+// idle timeout was turned on again, is closed plainly at it, its linger
+// untouched (a look that wrote its mark into limits.linger closed it for
+// Linger).
 func TestIdleLooksAtKernelQueue(t *testing.T) {
 	const timeout = time.Second
 	for _, tc := range []struct {
 		name  string
+		open  func(f *fakeServer, c *fakeConn) // after the open, if not nil
 		each  func(f *fakeServer, c *fakeConn, elapsed time.Duration)
 		close time.Duration // when the connection closes, within Resolution
 		reset bool
 	}{
-		{"empty", nil, timeout, false},
-		{"never read", func(f *fakeServer, c *fakeConn, _ time.Duration) {
+		{"empty", nil, nil, timeout, false},
+		{"never read", nil, func(f *fakeServer, c *fakeConn, _ time.Duration) {
 			f.queue[c.fd] = kernelQueue{acked: 1000, queued: true}
 		}, 2 * timeout, true},
-		{"read slowly, then drained", func(f *fakeServer, c *fakeConn, elapsed time.Duration) {
+		{"read slowly, then drained", nil, func(f *fakeServer, c *fakeConn, elapsed time.Duration) {
 			// Some acknowledged every 300 ms until 3.5 s, and then all.
 			f.queue[c.fd] = kernelQueue{acked: uint64(elapsed / (300 * time.Millisecond)), queued: elapsed < 3500*time.Millisecond}
 		}, 4 * timeout, false},
-		{"read, then stopped", func(f *fakeServer, c *fakeConn, elapsed time.Duration) {
+		{"read, then stopped", nil, func(f *fakeServer, c *fakeConn, elapsed time.Duration) {
 			acked := uint64(1000) // and 2,000 from 1.5 s
 			if elapsed >= 1500*time.Millisecond {
 				acked = 2000
 			}
 			f.queue[c.fd] = kernelQueue{acked: acked, queued: true}
 		}, 3 * timeout, true},
-		{"in gnet's buffer", func(f *fakeServer, c *fakeConn, _ time.Duration) {
+		{"in gnet's buffer", nil, func(f *fakeServer, c *fakeConn, _ time.Duration) {
 			c.out = 100
 			f.queue[c.fd] = kernelQueue{acked: 1000, queued: true}
 		}, timeout, true},
-		{"data since, none read", func(f *fakeServer, c *fakeConn, elapsed time.Duration) {
+		{"data since, none read", nil, func(f *fakeServer, c *fakeConn, elapsed time.Duration) {
 			f.queue[c.fd] = kernelQueue{acked: 1000, queued: true}
 			if elapsed == 1500*time.Millisecond {
 				f.h.OnTraffic(c)
 			}
 		}, 2500 * time.Millisecond, true},
+		{"closing after flush", func(f *fakeServer, c *fakeConn) {
+			f.recordShutdowns(false)
+			require.True(t, f.h.CloseAfterFlush(c))
+			require.True(t, f.h.SetIdleTimeout(c, timeout))
+			f.queue[c.fd] = kernelQueue{queued: true} // the FIN, say
+		}, nil, timeout, false},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
 			f := newFakeServer(t, &nopHandler{}, limitOpts)
 			l := f.loop()
 			c := openFake(f.h, l, 3)
+			if tc.open != nil {
+				tc.open(f, c)
+			}
 			var each func(time.Duration)
 			if tc.each != nil {
 				each = func(elapsed time.Duration) { tc.each(f, c, elapsed) }

@@ -66,9 +66,13 @@ type Options struct {
 	Timeout time.Duration
 
 	// Resolution is how late a close may come: an idle connection is
-	// closed between Timeout and Timeout+Resolution after its last data
-	// (or its peer's last read of its output: see Idle), as long as its
-	// event loop is not held up for longer than a quarter of Resolution. Zero means Timeout/8, but at least MinResolution;
+	// closed between Timeout and Timeout+Resolution after its last data,
+	// or its peer's last read of output pending in gnet's buffer, as long
+	// as its event loop is not held up for longer than a quarter of
+	// Resolution. Output in the kernel's send queue is looked at only
+	// when the timeout runs out (see Idle), so a peer that stops reading
+	// it is closed up to twice Timeout, plus Resolution, after its last
+	// read. Zero means Timeout/8, but at least MinResolution;
 	// otherwise it must lie between MinResolution and Timeout, and be at
 	// least Timeout/1024. A finer Resolution costs more reaper wake-ups,
 	// not more work per connection.
