@@ -234,6 +234,18 @@ var drainRateKind = kind{
 	},
 }
 
+// drainOver returns the bytes a peer must read over ticks to keep up
+// MinDrainRate, rounded up: the drain rate's share of DrainWindow, scaled
+// to ticks; at least 1, so that with the rate off it is whether the peer
+// read anything. idleLook asks it of the kernel's send queue.
+func (l *loop) drainOver(ticks uint64) uint64 {
+	if l.cfg.drainBytes == 0 {
+		return 1
+	}
+	need := math.Ceil(float64(l.cfg.drainBytes) * float64(ticks) / float64(l.cfg.drainTicks))
+	return max(uint64(min(need, math.MaxUint64/2)), 1)
+}
+
 // drain is a connection's drain-rate window.
 type drain struct {
 	start   stamp

@@ -46,7 +46,8 @@ import (
 // into the kernel's send queue, unread, looks at that queue first, on
 // Linux: the idle timeout starts over each time the peer has
 // acknowledged some of it since the timeout last ran out, and once it has
-// acknowledged none for a whole timeout, the close resets (see Idle). The
+// acknowledged none (or less than MinDrainRate) for a whole timeout, the
+// close resets (see Idle). The
 // other closes are plain, so that what was written before them arrives.
 type Reason uint8
 
@@ -58,8 +59,10 @@ const (
 	// pending output read, for its idle timeout. Output in the kernel's
 	// send queue counts, on Linux: when the timeout runs out with output
 	// there that the peer has not acknowledged, it starts over, as long as
-	// the peer has acknowledged some since the last time it ran out; a
-	// peer that has read nothing for a whole timeout is reset.
+	// the peer has acknowledged some since the last time it ran out (with
+	// Options.MinDrainRate set, at least that rate over the timeout); a
+	// peer that has read nothing, or too little, for a whole timeout is
+	// reset.
 	Idle Reason = iota + 1
 	// Deadline means the connection's deadline (Handler.SetDeadline)
 	// passed.
@@ -357,9 +360,12 @@ var idleKind = kind{
 // output, and the peer has acknowledged some since the timeout last ran
 // out (or it never has), the timeout starts over, as when a look finds
 // gnet's buffer read, and idleLook reports true; if the peer has
-// acknowledged nothing for that whole timeout, the close is made a reset
+// acknowledged nothing for that whole timeout, or, with MinDrainRate set,
+// less than that rate over it, the close is made a reset
 // (TestIdleLooksAtKernelQueue; TestAbortFreesKernelMemory's case whose
-// gnet buffer is empty). With gnet's buffer holding output, the close
+// gnet buffer is empty): without the rate, a peer that read a byte a
+// timeout would hold its connection for good, where gnet's buffer has
+// the drain rate's limit. With gnet's buffer holding output, the close
 // resets anyway (pending), and with the kernel's queue empty, or not
 // known, it stays plain. A connection closing after flush, whose idle
 // timeout SetIdleTimeout turned on again, is not looked at: its write
@@ -375,7 +381,7 @@ func (l *loop) idleLook(s *slot, now uint64) bool {
 	switch {
 	case !queued:
 		return false
-	case m.linger == acked+1:
+	case m.linger != 0 && acked+1-m.linger < l.drainOver(l.overloadedIdle(m.idle)):
 		l.h.abortOnClose(fd)
 		return false
 	}

@@ -532,7 +532,9 @@ func TestLimitsZeroAllocs(t *testing.T) {
 // when it runs out again; and a connection closing after flush, whose
 // idle timeout was turned on again, is closed plainly at it, its linger
 // untouched (a look that wrote its mark into limits.linger closed it for
-// Linger).
+// Linger). With MinDrainRate set, a peer that reads less than that rate
+// over a timeout is reset as one that reads nothing, and one that keeps
+// up is not.
 func TestIdleLooksAtKernelQueue(t *testing.T) {
 	const timeout = time.Second
 	for _, tc := range []struct {
@@ -541,41 +543,52 @@ func TestIdleLooksAtKernelQueue(t *testing.T) {
 		each  func(f *fakeServer, c *fakeConn, elapsed time.Duration)
 		close time.Duration // when the connection closes, within Resolution
 		reset bool
+		rate  int // Options.MinDrainRate
 	}{
-		{"empty", nil, nil, timeout, false},
+		{"empty", nil, nil, timeout, false, 0},
 		{"never read", nil, func(f *fakeServer, c *fakeConn, _ time.Duration) {
 			f.queue[c.fd] = kernelQueue{acked: 1000, queued: true}
-		}, 2 * timeout, true},
+		}, 2 * timeout, true, 0},
 		{"read slowly, then drained", nil, func(f *fakeServer, c *fakeConn, elapsed time.Duration) {
 			// Some acknowledged every 300 ms until 3.5 s, and then all.
 			f.queue[c.fd] = kernelQueue{acked: uint64(elapsed / (300 * time.Millisecond)), queued: elapsed < 3500*time.Millisecond}
-		}, 4 * timeout, false},
+		}, 4 * timeout, false, 0},
 		{"read, then stopped", nil, func(f *fakeServer, c *fakeConn, elapsed time.Duration) {
 			acked := uint64(1000) // and 2,000 from 1.5 s
 			if elapsed >= 1500*time.Millisecond {
 				acked = 2000
 			}
 			f.queue[c.fd] = kernelQueue{acked: acked, queued: true}
-		}, 3 * timeout, true},
+		}, 3 * timeout, true, 0},
 		{"in gnet's buffer", nil, func(f *fakeServer, c *fakeConn, _ time.Duration) {
 			c.out = 100
 			f.queue[c.fd] = kernelQueue{acked: 1000, queued: true}
-		}, timeout, true},
+		}, timeout, true, 0},
 		{"data since, none read", nil, func(f *fakeServer, c *fakeConn, elapsed time.Duration) {
 			f.queue[c.fd] = kernelQueue{acked: 1000, queued: true}
 			if elapsed == 1500*time.Millisecond {
 				f.h.OnTraffic(c)
 			}
-		}, 2500 * time.Millisecond, true},
+		}, 2500 * time.Millisecond, true, 0},
 		{"closing after flush", func(f *fakeServer, c *fakeConn) {
 			f.recordShutdowns(false)
 			require.True(t, f.h.CloseAfterFlush(c))
 			require.True(t, f.h.SetIdleTimeout(c, timeout))
 			f.queue[c.fd] = kernelQueue{queued: true} // the FIN, say
-		}, nil, timeout, false},
+		}, nil, timeout, false, 0},
+		{"read below the drain rate", nil, func(f *fakeServer, c *fakeConn, elapsed time.Duration) {
+			// 999 bytes a timeout, where the rate asks 1,000.
+			f.queue[c.fd] = kernelQueue{acked: 999 * uint64(elapsed/timeout), queued: true}
+		}, 2 * timeout, true, 1000},
+		{"read above the drain rate, then drained", nil, func(f *fakeServer, c *fakeConn, elapsed time.Duration) {
+			// 1,100 bytes a timeout: a timeout runs out a tick late.
+			f.queue[c.fd] = kernelQueue{acked: 1100 * uint64(elapsed/timeout), queued: elapsed < 3500*time.Millisecond}
+		}, 4 * timeout, false, 1000},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
-			f := newFakeServer(t, &nopHandler{}, limitOpts)
+			opts := limitOpts
+			opts.MinDrainRate = tc.rate
+			f := newFakeServer(t, &nopHandler{}, opts)
 			l := f.loop()
 			c := openFake(f.h, l, 3)
 			if tc.open != nil {

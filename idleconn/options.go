@@ -106,7 +106,11 @@ type Options struct {
 	// handler's callbacks and Timer functions (AsyncWrite, a runnable of
 	// your own), restart the count when they make the output grow, and
 	// may hide drained bytes when they do not: a server that writes that
-	// way should leave MinDrainRate off.
+	// way should leave MinDrainRate off. It also bounds how slowly a peer
+	// may read what the kernel's send queue holds once gnet's buffer has
+	// drained into it: an idle timeout that runs out with output there
+	// starts over only if the peer read at least this rate over it (see
+	// Idle).
 	MinDrainRate int
 
 	// DrainWindow is the span over which MinDrainRate is counted. Zero
