@@ -45,7 +45,7 @@
 //	                       the server survives, its peak descriptors and
 //	                       RSS, the 503s and connections held, and a plain
 //	                       GET's time after
-//	httpload-orphans.txt   500 clients ask for 128 KiB, which the server's
+//	httpload-orphans.txt   2,000 clients ask for 128 KiB, which the server's
 //	                       kernel takes whole, and never read it, until the
 //	                       idle timeout closes them, at httpserver, net/http
 //	                       and idleserver: the orphaned sockets the kernel

@@ -13,7 +13,7 @@ import (
 // orphaned, sending to peers that do not read: their count and the
 // machine's TCP memory, until they are gone.
 const (
-	orphanClients = 500
+	orphanClients = 2000
 	orphanKiB     = 128 // each client's answer (HTTP /big) or echo, which the server's kernel takes whole
 	orphanIdle    = "2s"
 	orphanWatch   = 150 * time.Second // the longest it watches after the server closed them all
