@@ -541,7 +541,7 @@ func TestOverloadLooksAtKernelQueue(t *testing.T) {
 		conns = append(conns, openFake(f.h, l, 10+fd))
 	}
 	queued, chatty := conns[0], conns[1]
-	f.queue[queued.fd] = kernelQueue{acked: 5, queued: true}
+	f.queue[queued.fd] = kernelQueue{acked: 5, queued: 1 << 20}
 	f.runFor(l, 300*time.Millisecond, f.every(chatty, 20*time.Millisecond))
 	for fd := range 40 {
 		openFake(f.h, l, 100+fd)

@@ -46,12 +46,12 @@ type Handler struct {
 	origin time.Time        // the clock's tick 0
 	now    func() time.Time // time.Now; tests drive a fake clock
 	// shutdownWrite shuts a socket's write side, boundUnsent bounds what
-	// the kernel holds unsent for one, unreadQueue says whether its send
-	// queue holds output the peer has not acknowledged, and abortOnClose
+	// the kernel holds unsent for one, unreadQueue says how much output
+	// its send queue holds that the peer has not acknowledged, and abortOnClose
 	// makes its close a reset; tests record the calls.
 	shutdownWrite func(fd int) error
 	boundUnsent   func(fd, n int)
-	unreadQueue   func(fd int) (acked uint64, queued bool)
+	unreadQueue   func(fd int) (acked, queued uint64)
 	abortOnClose  func(fd int)
 
 	loops registry

@@ -25,10 +25,7 @@ type fakeServer struct {
 }
 
 // kernelQueue is what unreadQueue reports of a fake descriptor.
-type kernelQueue struct {
-	acked  uint64
-	queued bool
-}
+type kernelQueue struct{ acked, queued uint64 }
 
 func newFakeServer(t testing.TB, user gnet.EventHandler, opts Options) *fakeServer {
 	f := &fakeServer{clk: &fakeClock{t: time.Unix(1e9, 0)}}
@@ -43,7 +40,7 @@ func newFakeServer(t testing.TB, user gnet.EventHandler, opts Options) *fakeServ
 	h.boundUnsent = func(fd, n int) { f.unsent[fd] = n }
 	h.abortOnClose = func(fd int) { f.aborted = append(f.aborted, fd) }
 	f.queue = map[int]kernelQueue{}
-	h.unreadQueue = func(fd int) (uint64, bool) { return f.queue[fd].acked, f.queue[fd].queued }
+	h.unreadQueue = func(fd int) (uint64, uint64) { return f.queue[fd].acked, f.queue[fd].queued }
 	h.OnBoot(gnet.Engine{})
 	return f
 }

@@ -60,9 +60,9 @@ const (
 	// send queue counts, on Linux: when the timeout runs out with output
 	// there that the peer has not acknowledged, it starts over, as long as
 	// the peer has acknowledged some since the last time it ran out (with
-	// Options.MinDrainRate set, at least that rate over the timeout); a
-	// peer that has read nothing, or too little, for a whole timeout is
-	// reset.
+	// Options.MinDrainRate set, at least that rate over the timeout, or
+	// all the queue held then); a peer that has read nothing, or too
+	// little, for a whole timeout is reset.
 	Idle Reason = iota + 1
 	// Deadline means the connection's deadline (Handler.SetDeadline)
 	// passed.
@@ -237,9 +237,10 @@ type limits struct {
 	drain    drain
 	output   OutputLimit
 	// linger is the tick the linger ends, once shut. Before that it is
-	// the Idle close's mark (idleLook): 1 + the bytes the peer had
-	// acknowledged when the idle timeout last ran out with output in the
-	// kernel's send queue, 0 for never. The two never meet, as idleLook
+	// the Idle close's mark (idleLook): the bytes the peer must have
+	// acknowledged, counted from the connection's open, when the idle
+	// timeout next runs out with output in the kernel's send queue; 0 for
+	// none, as a mark is at least 1. The two never meet, as idleLook
 	// passes a connection closing after flush by, and sharing the field
 	// keeps the struct in its two lines.
 	linger uint64
@@ -357,19 +358,20 @@ var idleKind = kind{
 // acknowledged, which a plain close would leave to an orphaned socket for
 // as long as the kernel keeps probing a closed window, minutes, and which
 // a peer that reads it slowly must not lose. If the queue holds such
-// output, and the peer has acknowledged some since the timeout last ran
-// out (or it never has), the timeout starts over, as when a look finds
-// gnet's buffer read, and idleLook reports true; if the peer has
-// acknowledged nothing for that whole timeout, or, with MinDrainRate set,
-// less than that rate over it, the close is made a reset
+// output, and the peer has kept up since the timeout last ran out (or it
+// never has), the timeout starts over, as when a look finds gnet's buffer
+// read, and idleLook reports true. Keeping up is reading, by the time
+// the timeout runs out again, MinDrainRate's share of the timeout (a
+// byte with the rate off), or all the queue held at the last look if that
+// is less, as a heartbeat's few bytes are: without the rate, a peer that
+// read a byte a timeout would hold its connection for good, where gnet's
+// buffer has the drain rate's limit. A peer that has not kept up is reset
 // (TestIdleLooksAtKernelQueue; TestAbortFreesKernelMemory's case whose
-// gnet buffer is empty): without the rate, a peer that read a byte a
-// timeout would hold its connection for good, where gnet's buffer has
-// the drain rate's limit. With gnet's buffer holding output, the close
+// gnet buffer is empty). With gnet's buffer holding output, the close
 // resets anyway (pending), and with the kernel's queue empty, or not
 // known, it stays plain. A connection closing after flush, whose idle
 // timeout SetIdleTimeout turned on again, is not looked at: its write
-// side may be shut, and limits.linger its linger's end. A system call,
+// side may be shut, and limits.linger its linger's end. Two system calls,
 // made only when an idle timeout runs out.
 func (l *loop) idleLook(s *slot, now uint64) bool {
 	m := s.lim()
@@ -379,13 +381,17 @@ func (l *loop) idleLook(s *slot, now uint64) bool {
 	fd := m.c.Fd()
 	acked, queued := l.h.unreadQueue(fd)
 	switch {
-	case !queued:
+	case queued == 0:
 		return false
-	case m.linger != 0 && acked+1-m.linger < l.drainOver(l.overloadedIdle(m.idle)):
+	case acked < m.linger:
 		l.h.abortOnClose(fd)
 		return false
 	}
-	m.linger = acked + 1
+	// By the time the timeout runs out again, the peer must have read
+	// what the queue holds now, or the drain rate's share of the timeout
+	// if that is less: a peer that reads all it is sent, a heartbeat's
+	// few bytes say, keeps up whatever the rate.
+	m.linger = acked + min(queued, l.drainOver(l.overloadedIdle(m.idle)))
 	s.last = settledAt(now)
 	return true
 }

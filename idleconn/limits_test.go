@@ -521,6 +521,15 @@ func TestLimitsZeroAllocs(t *testing.T) {
 	}
 }
 
+// queuedUntil is a fake kernel queue's bytes at elapsed: a lot until
+// until, and none from then.
+func queuedUntil(elapsed, until time.Duration) uint64 {
+	if elapsed < until {
+		return 1 << 20
+	}
+	return 0
+}
+
 // TestIdleLooksAtKernelQueue checks an Idle close's look at the kernel's
 // send queue (idleLook): an empty queue closes plainly at the idle
 // timeout; a queue whose peer acknowledges nothing more starts the
@@ -534,7 +543,8 @@ func TestLimitsZeroAllocs(t *testing.T) {
 // untouched (a look that wrote its mark into limits.linger closed it for
 // Linger). With MinDrainRate set, a peer that reads less than that rate
 // over a timeout is reset as one that reads nothing, and one that keeps
-// up is not.
+// up is not, nor one that reads all it is sent, a heartbeat's bytes, below
+// the rate.
 func TestIdleLooksAtKernelQueue(t *testing.T) {
 	const timeout = time.Second
 	for _, tc := range []struct {
@@ -547,25 +557,25 @@ func TestIdleLooksAtKernelQueue(t *testing.T) {
 	}{
 		{"empty", nil, nil, timeout, false, 0},
 		{"never read", nil, func(f *fakeServer, c *fakeConn, _ time.Duration) {
-			f.queue[c.fd] = kernelQueue{acked: 1000, queued: true}
+			f.queue[c.fd] = kernelQueue{acked: 1000, queued: 1 << 20}
 		}, 2 * timeout, true, 0},
 		{"read slowly, then drained", nil, func(f *fakeServer, c *fakeConn, elapsed time.Duration) {
 			// Some acknowledged every 300 ms until 3.5 s, and then all.
-			f.queue[c.fd] = kernelQueue{acked: uint64(elapsed / (300 * time.Millisecond)), queued: elapsed < 3500*time.Millisecond}
+			f.queue[c.fd] = kernelQueue{acked: uint64(elapsed / (300 * time.Millisecond)), queued: queuedUntil(elapsed, 3500*time.Millisecond)}
 		}, 4 * timeout, false, 0},
 		{"read, then stopped", nil, func(f *fakeServer, c *fakeConn, elapsed time.Duration) {
 			acked := uint64(1000) // and 2,000 from 1.5 s
 			if elapsed >= 1500*time.Millisecond {
 				acked = 2000
 			}
-			f.queue[c.fd] = kernelQueue{acked: acked, queued: true}
+			f.queue[c.fd] = kernelQueue{acked: acked, queued: 1 << 20}
 		}, 3 * timeout, true, 0},
 		{"in gnet's buffer", nil, func(f *fakeServer, c *fakeConn, _ time.Duration) {
 			c.out = 100
-			f.queue[c.fd] = kernelQueue{acked: 1000, queued: true}
+			f.queue[c.fd] = kernelQueue{acked: 1000, queued: 1 << 20}
 		}, timeout, true, 0},
 		{"data since, none read", nil, func(f *fakeServer, c *fakeConn, elapsed time.Duration) {
-			f.queue[c.fd] = kernelQueue{acked: 1000, queued: true}
+			f.queue[c.fd] = kernelQueue{acked: 1000, queued: 1 << 20}
 			if elapsed == 1500*time.Millisecond {
 				f.h.OnTraffic(c)
 			}
@@ -574,15 +584,20 @@ func TestIdleLooksAtKernelQueue(t *testing.T) {
 			f.recordShutdowns(false)
 			require.True(t, f.h.CloseAfterFlush(c))
 			require.True(t, f.h.SetIdleTimeout(c, timeout))
-			f.queue[c.fd] = kernelQueue{queued: true} // the FIN, say
+			f.queue[c.fd] = kernelQueue{queued: 100}
 		}, nil, timeout, false, 0},
 		{"read below the drain rate", nil, func(f *fakeServer, c *fakeConn, elapsed time.Duration) {
 			// 999 bytes a timeout, where the rate asks 1,000.
-			f.queue[c.fd] = kernelQueue{acked: 999 * uint64(elapsed/timeout), queued: true}
+			f.queue[c.fd] = kernelQueue{acked: 999 * uint64(elapsed/timeout), queued: 1 << 20}
 		}, 2 * timeout, true, 1000},
+		{"a heartbeat, read whole, below the drain rate", nil, func(f *fakeServer, c *fakeConn, elapsed time.Duration) {
+			// 50 bytes in the queue at each look, and 60 more read by
+			// the next: all it was sent, far below the rate.
+			f.queue[c.fd] = kernelQueue{acked: 60 * uint64(elapsed/timeout), queued: min(queuedUntil(elapsed, 3500*time.Millisecond), 50)}
+		}, 4 * timeout, false, 1000},
 		{"read above the drain rate, then drained", nil, func(f *fakeServer, c *fakeConn, elapsed time.Duration) {
 			// 1,100 bytes a timeout: a timeout runs out a tick late.
-			f.queue[c.fd] = kernelQueue{acked: 1100 * uint64(elapsed/timeout), queued: elapsed < 3500*time.Millisecond}
+			f.queue[c.fd] = kernelQueue{acked: 1100 * uint64(elapsed/timeout), queued: queuedUntil(elapsed, 3500*time.Millisecond)}
 		}, 4 * timeout, false, 1000},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -71,11 +71,11 @@ type Options struct {
 	// as its event loop is not held up for longer than a quarter of
 	// Resolution. Output in the kernel's send queue is looked at only
 	// when the timeout runs out (see Idle), so a peer that stops reading
-	// it is closed up to twice Timeout, plus Resolution, after its last
-	// read. Zero means Timeout/8, but at least MinResolution;
-	// otherwise it must lie between MinResolution and Timeout, and be at
-	// least Timeout/1024. A finer Resolution costs more reaper wake-ups,
-	// not more work per connection.
+	// it is closed up to about twice Timeout after its last read. Zero
+	// means Timeout/8, but at least MinResolution; otherwise it must lie
+	// between MinResolution and Timeout, and be at least Timeout/1024. A
+	// finer Resolution costs more reaper wake-ups, not more work per
+	// connection.
 	Resolution time.Duration
 
 	// Wheel selects the timer wheel of each event loop. The zero value is
@@ -109,8 +109,8 @@ type Options struct {
 	// way should leave MinDrainRate off. It also bounds how slowly a peer
 	// may read what the kernel's send queue holds once gnet's buffer has
 	// drained into it: an idle timeout that runs out with output there
-	// starts over only if the peer read at least this rate over it (see
-	// Idle).
+	// starts over only if the peer read at least this rate over it, or
+	// all the queue held when it last ran out (see Idle).
 	MinDrainRate int
 
 	// DrainWindow is the span over which MinDrainRate is counted. Zero

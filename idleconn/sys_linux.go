@@ -46,32 +46,28 @@ func limitBacklog(eng gnet.Engine, n int) {
 	_ = syscall.Close(fd)
 }
 
-// The fields of struct tcp_info (linux/tcp.h) that unreadQueue reads, by
-// their offsets: the segments sent and not yet acknowledged (tcpi_unacked),
-// the bytes the peer has acknowledged (tcpi_bytes_acked, Linux 4.1) and
-// those not yet sent (tcpi_notsent_bytes, Linux 4.6), and the size of the
-// struct up to the last of them.
-const (
-	tcpiUnacked      = 24
-	tcpiBytesAcked   = 120
-	tcpiNotsentBytes = 144
-	tcpInfoNeeded    = tcpiNotsentBytes + 4
-)
+// tcpiBytesAcked is the offset in struct tcp_info (linux/tcp.h) of
+// tcpi_bytes_acked, the bytes the peer has acknowledged since the
+// connection opened (Linux 4.1).
+const tcpiBytesAcked = 120
 
-// unreadQueue reports whether the kernel's send queue of the TCP socket fd
-// holds output its peer has not acknowledged, sent or not, and how many
-// bytes the peer has acknowledged since the connection opened (TCP_INFO).
-// A socket that does not answer, or a kernel older than 4.6, which lacks
-// the fields, reports an empty queue: the close stays plain, as it was.
-func unreadQueue(fd int) (acked uint64, queued bool) {
+// unreadQueue returns how many bytes of output the kernel's send queue of
+// the TCP socket fd holds that its peer has not acknowledged, sent or not
+// (SIOCOUTQ, which is TIOCOUTQ), and how many the peer has acknowledged
+// since the connection opened (TCP_INFO). A socket that does not answer
+// either, or a kernel older than 4.1, reports an empty queue: the close
+// stays plain, as it was.
+func unreadQueue(fd int) (acked, queued uint64) {
+	var n int32
+	if _, _, errno := syscall.Syscall(syscall.SYS_IOCTL, uintptr(fd), syscall.TIOCOUTQ, uintptr(unsafe.Pointer(&n))); errno != 0 || n <= 0 {
+		return 0, 0
+	}
 	var info [256]byte
 	size := uint32(len(info))
 	_, _, errno := syscall.Syscall6(sysGetsockopt, uintptr(fd), syscall.IPPROTO_TCP, syscall.TCP_INFO,
 		uintptr(unsafe.Pointer(&info[0])), uintptr(unsafe.Pointer(&size)), 0)
-	if errno != 0 || size < tcpInfoNeeded {
-		return 0, false
+	if errno != 0 || size < tcpiBytesAcked+8 {
+		return 0, 0
 	}
-	ne := binary.NativeEndian
-	queued = ne.Uint32(info[tcpiUnacked:]) != 0 || ne.Uint32(info[tcpiNotsentBytes:]) != 0
-	return ne.Uint64(info[tcpiBytesAcked:]), queued
+	return binary.NativeEndian.Uint64(info[tcpiBytesAcked:]), uint64(n)
 }

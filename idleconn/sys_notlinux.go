@@ -15,4 +15,4 @@ func limitBacklog(gnet.Engine, int) {}
 
 // unreadQueue reports an empty send queue: TCP_INFO's fields are Linux's,
 // and an Idle close stays plain elsewhere.
-func unreadQueue(int) (acked uint64, queued bool) { return 0, false }
+func unreadQueue(int) (acked, queued uint64) { return 0, 0 }
