@@ -19,13 +19,17 @@ const (
 	orphanWatch   = 150 * time.Second // the longest it watches after the server closed them all
 )
 
-// orphanServers are the servers measured unless -servers names others,
-// with the flags that give each the idle timeout orphanIdle.
-var orphanServers = map[string][]string{
-	"httpserver": {"-idle", orphanIdle},
-	"net/http":   {"-nethttp", "-idle", orphanIdle},
-	"idleserver": {"-timeout", orphanIdle},
-}
+// orphanServers are the servers the scenario knows, with the flags that
+// give each the idle timeout orphanIdle; orphanServerNames, in order, are
+// those measured unless -servers names others.
+var (
+	orphanServers = map[string][]string{
+		"httpserver": {"-idle", orphanIdle},
+		"net/http":   {"-nethttp", "-idle", orphanIdle},
+		"idleserver": {"-timeout", orphanIdle},
+	}
+	orphanServerNames = []string{"httpserver", "net/http", "idleserver"}
+)
 
 // runOrphans runs the clients at each server, rounds times, each round
 // trying every server in turn.
@@ -40,11 +44,12 @@ func runOrphans(bins binaries, servers []string, rounds int) (*results, error) {
 		},
 		notes: []string{
 			"An orphan is a socket its process has closed whose connection the kernel keeps: a plain close of a socket whose send queue still holds data leaves the kernel sending it, to a peer whose receive window stays shut, for as long as it keeps probing. " +
-				"Kernel TCP MiB is above the level before the clients and includes the clients' own sockets, which stay open (their receive buffers hold 4 KiB each). " +
-				"All closed: the time from the last request to the server's descriptors back at their idle count.",
+				"Kernel TCP MiB is above the level before the clients and includes the clients' own sockets, which stay open. " +
+				"All closed: the time from the last request to the server's descriptors back at their idle count, sampled every second; orphans gone: the time from then until the orphans are back to their level before the clients, — if there were none. " +
+				"A run starts once the orphans of the one before are gone.",
 		},
 	}
-	t := table{caption: "Each run", header: []string{"server", "all closed after s", "peak orphans", "orphans 10 s after", "orphans gone after s", "peak kernel TCP MiB", "kernel TCP MiB 10 s after", "server's status line at its stop"}}
+	t := table{caption: "Each run", header: []string{"server", "all closed, s after the requests", "peak orphans", "orphans 10 s after", "orphans gone, s after all closed", "peak kernel TCP MiB", "kernel TCP MiB 10 s after", "server's status line at its stop"}}
 	for round := range rounds {
 		for i := range servers {
 			name := servers[(i+round)%len(servers)]
@@ -59,10 +64,28 @@ func runOrphans(bins binaries, servers []string, rounds int) (*results, error) {
 	return r, nil
 }
 
+// orphansOnce starts the server called name, sends it the clients, and
+// watches the machine's orphans and TCP memory until the server has closed
+// every client and the orphans it left are gone, or orphanWatch has
+// passed since: the run's row. It waits first for the orphans of an
+// earlier run to go, so that they do not count in this one's.
 func orphansOnce(bins binaries, name string) ([]any, error) {
 	flags, ok := orphanServers[name]
 	if !ok {
 		return nil, fmt.Errorf("-servers: the orphans scenario knows httpserver, net/http and idleserver, not %q", name)
+	}
+	for waited := time.Duration(0); ; waited += time.Second {
+		orphans, err := sockstatTCP("orphan")
+		if err != nil {
+			return nil, err
+		}
+		if orphans == 0 {
+			break
+		}
+		if waited > orphanWatch {
+			return nil, fmt.Errorf("%s: %d orphans of an earlier run, or of another process, still there after %v", name, orphans, orphanWatch)
+		}
+		time.Sleep(time.Second)
 	}
 	bin, request := bins.httpserver, fmt.Appendf(nil, "GET /big?kb=%d HTTP/1.1\r\nHost: orphans\r\n\r\n", orphanKiB)
 	if name == "idleserver" {
@@ -113,6 +136,9 @@ func orphansOnce(bins binaries, name string) ([]any, error) {
 	defer tick.Stop()
 	for range tick.C {
 		at := time.Since(sent)
+		if at > 10*time.Minute {
+			return nil, fmt.Errorf("%s: not done in 10 minutes: closed all after %v", name, closedAt)
+		}
 		orphans, err := sockstatTCP("orphan")
 		if err != nil {
 			return nil, err
@@ -125,7 +151,11 @@ func orphansOnce(bins binaries, name string) ([]any, error) {
 		mem -= memBefore
 		peakOrphans, peakMem = max(peakOrphans, orphans), max(peakMem, mem)
 		if closedAt < 0 {
-			if p, err := srv.sample(); err == nil && p.fds <= idle.fds {
+			p, err := srv.sample()
+			if err != nil {
+				return nil, fmt.Errorf("%s: %v (has it exited?)", name, err)
+			}
+			if p.fds <= idle.fds {
 				closedAt = at
 			}
 			continue
@@ -134,21 +164,21 @@ func orphansOnce(bins binaries, name string) ([]any, error) {
 			orphans10, mem10 = orphans, mem
 		}
 		if orphans <= 0 && goneAt < 0 {
-			goneAt = at
+			goneAt = at - closedAt
 		}
 		if (goneAt >= 0 && orphans10 >= 0) || at > closedAt+orphanWatch {
 			break
-		}
-		if at > 10*time.Minute {
-			return nil, fmt.Errorf("%s: the clients were not closed in 10 minutes", name)
 		}
 	}
 	status, err := srv.stopStatus()
 	if err != nil {
 		return nil, err
 	}
-	gone := fmt.Sprintf("more than %.0f", (closedAt + orphanWatch).Seconds())
-	if goneAt >= 0 {
+	gone := fmt.Sprintf("more than %.0f", orphanWatch.Seconds())
+	switch {
+	case peakOrphans == 0:
+		gone = "—"
+	case goneAt >= 0:
 		gone = fmt.Sprintf("%.0f", goneAt.Seconds())
 	}
 	fmt.Fprintf(os.Stderr, "httpload: orphans: %s done\n", name)
