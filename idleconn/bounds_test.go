@@ -484,18 +484,30 @@ func TestGracefulShutdown(t *testing.T) {
 	require.NotNil(t, g.slot(openFake(g.h, gl, 3)))
 }
 
-// TestOverload checks that idle timeouts shrink as connections near
-// MaxConns: never below the floor, the idlest shed first, a busy
-// connection kept, and Stats.IdleScale.
-func TestOverload(t *testing.T) {
-	opts := Options{Timeout: time.Second, Resolution: 20 * time.Millisecond, MaxConns: 100,
-		Overload: Overload{Start: 0.5, Floor: 100 * time.Millisecond}}
-	f := newFakeServer(t, &nopHandler{}, opts)
+// overloadOpts are the options of the Overload tests: idle timeouts of a
+// second shrink from 50 of MaxConns' 100 connections, to 100 ms at 100.
+var overloadOpts = Options{Timeout: time.Second, Resolution: 20 * time.Millisecond, MaxConns: 100,
+	Overload: Overload{Start: 0.5, Floor: 100 * time.Millisecond}}
+
+// openOverloaded returns a fake server with overloadOpts and sixty
+// connections open on its loop, descriptors 10 to 69: an idle scale of
+// 0.8.
+func openOverloaded(t *testing.T) (*fakeServer, *fakeLoop, []*fakeConn) {
+	f := newFakeServer(t, &nopHandler{}, overloadOpts)
 	l := f.loop()
 	var conns []*fakeConn
 	for fd := range 60 {
 		conns = append(conns, openFake(f.h, l, 10+fd))
 	}
+	return f, l, conns
+}
+
+// TestOverload checks that idle timeouts shrink as connections near
+// MaxConns: never below the floor, the idlest shed first, a busy
+// connection kept, and Stats.IdleScale.
+func TestOverload(t *testing.T) {
+	f, l, conns := openOverloaded(t)
+	opts := overloadOpts
 	require.InDelta(t, 0.8, f.h.Stats().IdleScale, 1e-9)
 	// Each connection's idle timeout is 100ms + 0.8*900ms = 820ms.
 	chatty := conns[0]
@@ -532,14 +544,7 @@ func TestOverload(t *testing.T) {
 // start over, and is reset when it runs out again. A chatty connection
 // wakes the loop, as in TestOverload.
 func TestOverloadLooksAtKernelQueue(t *testing.T) {
-	opts := Options{Timeout: time.Second, Resolution: 20 * time.Millisecond, MaxConns: 100,
-		Overload: Overload{Start: 0.5, Floor: 100 * time.Millisecond}}
-	f := newFakeServer(t, &nopHandler{}, opts)
-	l := f.loop()
-	var conns []*fakeConn
-	for fd := range 60 {
-		conns = append(conns, openFake(f.h, l, 10+fd))
-	}
+	f, l, conns := openOverloaded(t)
 	queued, chatty := conns[0], conns[1]
 	f.queue[queued.fd] = kernelQueue{acked: 5, queued: 1 << 20}
 	f.runFor(l, 300*time.Millisecond, f.every(chatty, 20*time.Millisecond))

@@ -96,11 +96,7 @@ func orphansOnce(bins binaries, name string) ([]any, error) {
 		return nil, err
 	}
 	defer srv.stop()
-	orphansBefore, err := sockstatTCP("orphan")
-	if err != nil {
-		return nil, err
-	}
-	memBefore, err := tcpMemory()
+	orphansBefore, memBefore, err := orphansAndMemory()
 	if err != nil {
 		return nil, err
 	}
@@ -139,11 +135,7 @@ func orphansOnce(bins binaries, name string) ([]any, error) {
 		if at > 10*time.Minute {
 			return nil, fmt.Errorf("%s: not done in 10 minutes: closed all after %v", name, closedAt)
 		}
-		orphans, err := sockstatTCP("orphan")
-		if err != nil {
-			return nil, err
-		}
-		mem, err := tcpMemory()
+		orphans, mem, err := orphansAndMemory()
 		if err != nil {
 			return nil, err
 		}
@@ -183,4 +175,14 @@ func orphansOnce(bins binaries, name string) ([]any, error) {
 	}
 	fmt.Fprintf(os.Stderr, "httpload: orphans: %s done\n", name)
 	return []any{name, fmt.Sprintf("%.0f", closedAt.Seconds()), peakOrphans, orphans10, gone, mib(peakMem), mib(mem10), status}, nil
+}
+
+// orphansAndMemory returns the machine's orphaned TCP sockets and the
+// memory the kernel holds for all its TCP sockets, in bytes.
+func orphansAndMemory() (orphans, mem int64, err error) {
+	if orphans, err = sockstatTCP("orphan"); err != nil {
+		return 0, 0, err
+	}
+	mem, err = tcpMemory()
+	return orphans, mem, err
 }
