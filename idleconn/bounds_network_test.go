@@ -490,8 +490,30 @@ func TestSocketOptionsAllocs(t *testing.T) {
 	require.NoError(t, err)
 	require.NoError(t, raw.Control(func(fd uintptr) {
 		require.Zero(t, testing.AllocsPerRun(100, func() { boundUnsent(int(fd), DefaultMaxUnsent) }))
-		require.Zero(t, testing.AllocsPerRun(100, func() { _, _ = unreadQueue(int(fd)) }))
 		require.Zero(t, testing.AllocsPerRun(100, func() { abortOnClose(int(fd)) }))
+	}))
+	if runtime.GOOS != "linux" {
+		return
+	}
+	// The look at a send queue that holds output, so that it makes both
+	// of its calls: a client writes more than the accepted side, which
+	// reads nothing, has room for.
+	c, err := net.Dial("tcp", ln.Addr().String())
+	require.NoError(t, err)
+	defer c.Close()
+	peer, err := ln.Accept()
+	require.NoError(t, err)
+	defer peer.Close()
+	require.NoError(t, peer.(*net.TCPConn).SetReadBuffer(4<<10))
+	require.NoError(t, c.SetWriteDeadline(time.Now().Add(200*time.Millisecond)))
+	_, _ = c.Write(make([]byte, 8<<20)) // until the deadline: the queue is full
+	raw, err = c.(*net.TCPConn).SyscallConn()
+	require.NoError(t, err)
+	require.NoError(t, raw.Control(func(fd uintptr) {
+		acked, queued := unreadQueue(int(fd))
+		require.NotZero(t, queued, "the test would not make the look's second call")
+		require.NotZero(t, acked)
+		require.Zero(t, testing.AllocsPerRun(100, func() { _, _ = unreadQueue(int(fd)) }))
 	}))
 }
 
