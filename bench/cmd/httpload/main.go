@@ -89,7 +89,7 @@ import (
 )
 
 func main() {
-	scenario := flag.String("scenario", "", "load (about 7 min with the defaults), attack (about 13 min), fairness (about 1 min), retention (about 7 min), bounds (about 5 min), budget (about 2 min a round), burst (about 40 s a round) or orphans (up to 10 min a server)")
+	scenario := flag.String("scenario", "", "load (about 7 min with the defaults), attack (about 13 min), fairness (about 1 min), retention (about 7 min), bounds (about 5 min), budget (about 2 min a round), burst (about 40 s a round) or orphans (about 3 min a round; at most 10 min a server)")
 	out := flag.String("out", "", "directory of the results file (default: the bench module's results)")
 	rev := flag.String("rev", "", "build examples/httpserver from this git revision, not the working tree")
 	label := flag.String("label", "", "what this run measures (before, after), written into the results file's name")
