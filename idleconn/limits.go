@@ -44,11 +44,11 @@ import (
 // keeps retrying, minutes, with its send queue
 // (TestAbortFreesKernelMemory). An Idle close whose output has all gone
 // into the kernel's send queue, unread, looks at that queue first, on
-// Linux: the idle timeout starts over each time the peer has
-// acknowledged some of it since the timeout last ran out, and once it has
-// acknowledged none (or less than MinDrainRate) for a whole timeout, the
-// close resets (see Idle). The
-// other closes are plain, so that what was written before them arrives.
+// Linux: the idle timeout starts over each time the peer has acknowledged
+// some of it since the timeout last ran out, and once it has acknowledged
+// none (or less than MinDrainRate) for a whole timeout, the close resets
+// (see Idle). The other closes are plain, so that what was written before
+// them arrives.
 type Reason uint8
 
 // The reasons, one per kind of limit that closes; the package
