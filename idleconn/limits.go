@@ -135,6 +135,10 @@ type kind struct {
 	// stands at tick now, packwheel.MaxTick for none: the connection's
 	// timer waits for the earliest of the kinds' (dueOf).
 	due func(l *loop, s *slot, now uint64) uint64
+	// reprieve is a timed kind's last look before it closes s's
+	// connection at tick now (closeDue): true puts the close off, the
+	// kind's due having moved on; nil for none.
+	reprieve func(l *loop, s *slot, now uint64) bool
 	// boot does its work as an engine starts, in OnBoot, before the
 	// wrapped handler hears of the engine.
 	boot func(h *Handler, eng gnet.Engine)
@@ -350,6 +354,7 @@ var idleKind = kind{
 		}
 		return l.due(s.last, l.overloadedIdle(ticks), now)
 	},
+	reprieve: (*loop).idleLook,
 }
 
 // idleLook is the look an Idle close takes at the kernel's send queue of

@@ -297,12 +297,15 @@ func (l *loop) expire(s *slot, now uint64) bool {
 }
 
 // closeDue is dueOf for a pass that closes s if a limit is reached at tick
-// now: an Idle close first looks at the kernel's send queue (idleLook),
-// which may start the idle timeout over.
+// now: the limit reached has its last look first (kind.reprieve), as an
+// Idle close looks at the kernel's send queue (idleLook), which may put
+// the close off.
 func (l *loop) closeDue(s *slot, now uint64) (uint64, Reason) {
 	due, why := l.dueOf(s, now)
-	if due <= now && why == Idle && l.idleLook(s, now) {
-		return l.dueOf(s, now)
+	if due <= now {
+		if r := kinds[why-1].reprieve; r != nil && r(l, s, now) {
+			return l.dueOf(s, now)
+		}
 	}
 	return due, why
 }
