@@ -42,6 +42,37 @@ type simConn struct {
 	nextAt  time.Duration
 	closeAt time.Duration // -1 while open
 	why     Reason
+	// The kernel's send queue (unreadQueue): sent bytes of output that
+	// the kernel took at the open, which the peer reads at rate bytes a
+	// second from then until readStop; and, if period is not 0, a
+	// heartbeat of beat bytes at the open and every period until
+	// beatsStop, each of which the peer acknowledges three quarters of a
+	// period after it.
+	sent, beat        uint64
+	rate              float64
+	readStop          time.Duration
+	period, beatsStop time.Duration
+	// aborted records a reset (abortOnClose), and queuedAtClose what the
+	// queue held at the close.
+	aborted       bool
+	queuedAtClose uint64
+}
+
+// kernel returns what the peer of c has acknowledged of its connection's
+// kernel send queue at now, and what the queue holds.
+func (c *simConn) kernel(now time.Duration) (acked, queued uint64) {
+	read := max(0, min(now, c.readStop)-c.openAt)
+	acked = min(c.sent, uint64(c.rate*read.Seconds()))
+	queued = c.sent - acked
+	if c.period != 0 {
+		beats := uint64((min(now, c.beatsStop)-c.openAt)/c.period) + 1
+		read := uint64(0)
+		if lag := c.period * 3 / 4; now-c.openAt >= lag {
+			read = min(beats, uint64((now-c.openAt-lag)/c.period)+1)
+		}
+		acked, queued = acked+read*c.beat, queued+(beats-read)*c.beat
+	}
+	return acked, queued
 }
 
 // sim drives a Handler over one fake loop with a fake clock, in steps of
@@ -61,11 +92,18 @@ type sim struct {
 func newSim(t *testing.T, rng *rand.Rand, opts Options) *sim {
 	s := &sim{t: t, rng: rng, clk: &fakeClock{t: time.Unix(1e9, 0)}, byFD: map[int]*simConn{}}
 	s.start = s.clk.t
-	opts.OnReap = func(c gnet.Conn, why Reason) { s.byFD[c.Fd()].why = why }
+	opts.OnReap = func(c gnet.Conn, why Reason) {
+		sc := s.byFD[c.Fd()]
+		sc.why = why
+		_, sc.queuedAtClose = sc.kernel(s.elapsed())
+	}
 	h, err := newHandler(&nopHandler{}, opts, s.clk.now)
 	require.NoError(t, err)
-	h.boundUnsent = func(int, int) {} // a fake's descriptor may be a real one
-	h.abortOnClose = func(int) {}
+	// A fake's descriptor may be a real one: the socket calls go to the
+	// clients' models.
+	h.boundUnsent = func(int, int) {}
+	h.abortOnClose = func(fd int) { s.byFD[fd].aborted = true }
+	h.unreadQueue = func(fd int) (uint64, uint64) { return s.byFD[fd].kernel(s.elapsed()) }
 	s.h = h
 	s.loop = &fakeLoop{h: h}
 	h.OnBoot(gnet.Engine{})
@@ -237,6 +275,119 @@ func TestReapBounds(t *testing.T) {
 				}
 			}
 			require.True(t, settled(s.h, s.h.Stats().Tracked))
+		})
+	}
+}
+
+// TestIdleLookRandom checks the Idle close's look at the kernel's send
+// queue (idleLook) over random clients, options and queues on the sim's
+// fake clock. With L a client's idle timeout, late the reaper's lateness
+// (TestReapBounds) and times counted from its last data, a look's promises
+// are these. A connection whose queue is empty at its close is closed
+// plainly, and one whose queue holds output is reset, never closed
+// plainly, which would leave the output to an orphaned socket. An empty
+// queue closes at L, as without the look. A peer that never reads is reset
+// at the second look, at 2L. One that keeps up, reading four times
+// MinDrainRate's share of each timeout or more (with the rate off, forty
+// bytes or more), or all that is queued, keeps its connection until the
+// queue is empty, and it is then closed plainly within L. So does one
+// sent a heartbeat slower than the rate, which it reads whole, each beat
+// in flight for most of a period: it is never reset, and it is closed
+// plainly by a look that finds no beat in flight. One that stops reading
+// with output left is reset within two timeouts of the look after it
+// stopped, and no sooner than half a timeout after its last progress (a
+// whole one with the rate off, when any byte keeps up). In a round whose
+// loop runs the reaper late, only the lower bounds hold.
+//
+// Six deliberate bugs fail it (internal/mutants, "look-"): a look that
+// never looks, one that closes plainly where it should reset, one that
+// keeps its first mark, one that asks the rate's share alone (the
+// heartbeats) or the whole queue, and one that does not start the timeout
+// over.
+func TestIdleLookRandom(t *testing.T) {
+	const step = 100 * time.Microsecond
+	rng := rand.New(rand.NewPCG(testSeed(t), 0))
+	for round := range 40 {
+		lagged := round%2 == 1
+		timeout := 20*time.Millisecond + time.Duration(rng.Int64N(int64(200*time.Millisecond)))
+		opts := Options{Timeout: timeout, Wheel: WheelKind(rng.IntN(2))}
+		if rng.IntN(2) == 0 {
+			opts.Resolution = max(timeout/time.Duration(1+rng.IntN(20)), MinResolution)
+		}
+		if round%4 >= 2 {
+			opts.MinDrainRate = 1000 + rng.IntN(50000) // at least 20 bytes a timeout
+		}
+		t.Run(fmt.Sprintf("round=%d/lagged=%v/rate=%d", round, lagged, opts.MinDrainRate), func(t *testing.T) {
+			s := newSim(t, rng, opts)
+			res := s.h.cfg.resolution
+			late := 3*s.h.cfg.tick + step
+			L := timeout
+			within := func(d time.Duration) time.Duration { return time.Duration(rng.Int64N(int64(d))) }
+			// fast is the slowest rate that keeps up: four times the
+			// drain rate, and forty bytes a timeout.
+			fast := max(4*float64(opts.MinDrainRate), 40/L.Seconds())
+			const kinds = 5
+			for i := range 60 {
+				c := &simConn{openAt: within(L), closeAt: -1, gap: L / 2, readStop: 1 << 62}
+				if i/kinds%2 == 1 { // busy for a while, then silent
+					c.quietAt = c.openAt + within(2*L)
+				}
+				switch i % kinds {
+				case 1: // a queue its peer never reads
+					c.sent = 1 + uint64(rng.IntN(1<<20))
+				case 2: // read as fast as it must or faster, to the end
+					c.rate = fast * (1 + 3*rng.Float64())
+					c.sent = 1 + uint64(c.rate*within(4*L).Seconds())
+				case 3: // read as fast, then not at all, with output left
+					c.rate = fast * (1 + 3*rng.Float64())
+					c.readStop = c.openAt + within(3*L)
+					c.sent = uint64(c.rate*(c.readStop-c.openAt).Seconds()) + 1 + uint64(rng.IntN(1<<20))
+				case 4: // a heartbeat, a quarter of the drain rate, read whole
+					c.period, c.beatsStop = L/4, c.openAt+within(4*L)
+					c.beat = max(8, uint64(float64(opts.MinDrainRate)*c.period.Seconds()/4))
+				}
+				s.conns = append(s.conns, c)
+			}
+			lag := func() time.Duration { return 0 }
+			if lagged {
+				lag = func() time.Duration { return time.Duration(rng.Int64N(int64(2 * res))) }
+			}
+			s.run(12*L+8*res, step, lag)
+
+			for i, c := range s.conns {
+				require.GreaterOrEqual(t, c.closeAt, time.Duration(0), "conn %d never closed: %+v", i, c)
+				require.Equal(t, Idle, c.why, "conn %d", i)
+				require.Equal(t, c.queuedAtClose != 0, c.aborted, "conn %d: %d bytes queued at its close; reset: %v", i, c.queuedAtClose, c.aborted)
+				since := c.closeAt - c.lastData
+				var atLeast, atMost time.Duration // since the last data
+				reset := false
+				switch i % kinds {
+				case 0:
+					atLeast, atMost = L, L+late
+				case 1:
+					atLeast, atMost, reset = 2*L, 2*L+2*late, true
+				case 2:
+					empty := c.openAt + time.Duration(float64(c.sent)/c.rate*float64(time.Second))
+					atLeast, atMost = L, max(0, empty-c.lastData)+L+late
+				case 3:
+					acked, _ := c.kernel(c.readStop)
+					progress := c.openAt + time.Duration(float64(acked)/c.rate*float64(time.Second))
+					keep := L / 2 // a window's first quarter may fall short of a rate
+					if opts.MinDrainRate == 0 {
+						keep = L - time.Microsecond // rounding of progress
+					}
+					atLeast = max(2*L, progress+keep-c.lastData)
+					atMost = max(0, c.readStop-c.lastData) + 2*L + 2*late
+					reset = true
+				case 4:
+					atLeast, atMost = L, max(0, c.beatsStop+c.period-c.lastData)+L+late
+				}
+				require.Equal(t, reset, c.aborted, "conn %d: reset %v", i, c.aborted)
+				require.GreaterOrEqual(t, since, atLeast, "conn %d closed early: %+v", i, c)
+				if !lagged {
+					require.LessOrEqual(t, since, atMost, "conn %d closed late: %+v", i, c)
+				}
+			}
 		})
 	}
 }

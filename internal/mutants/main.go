@@ -2,9 +2,10 @@
 // a copy of packwheel, one at a time, and runs the randomized model tests
 // of the package it changes on it (testsFor): TestWheelRandom,
 // TestHashedRandom, TestStoreRandom and the fuzz targets' seeds for the
-// wheels and their storage, TestReapBounds, TestOutputBoundsRandom,
-// TestBudgetModel and TestBudgetBands for idleconn. They are the net under the fast paths and
-// cached state, and must fail for every mutant; one that survives shows a
+// wheels and their storage, TestReapBounds, TestIdleLookRandom,
+// TestOutputBoundsRandom, TestBudgetModel and TestBudgetBands for
+// idleconn. They are the net under the fast paths and cached state, and
+// must fail for every mutant; one that survives shows a
 // state the tests do not reach, as the hashed wheel's NextExpiry shortcut
 // did until TestHashedRandom asked it after every step.
 //
@@ -47,7 +48,7 @@ const modulePath = "github.com/packwheel/packwheel"
 func testsFor(file string) (pkgs []string, run string) {
 	switch {
 	case strings.HasPrefix(file, "idleconn/"):
-		return []string{"./idleconn"}, "^(TestReapBounds|TestOutputBoundsRandom|TestBudgetModel|TestBudgetBands)$"
+		return []string{"./idleconn"}, "^(TestReapBounds|TestIdleLookRandom|TestOutputBoundsRandom|TestBudgetModel|TestBudgetBands)$"
 	case strings.HasPrefix(file, "packed/"):
 		return []string{".", "./packed"}, "^(TestWheelRandom|TestHashedRandom|FuzzWheel|FuzzHashed|TestStoreRandom)$"
 	}

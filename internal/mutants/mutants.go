@@ -167,6 +167,20 @@ var mutants = []mutant{
 	{"look-skip-drained-to-zero", "idleconn/buffers.go",
 		"if p|s.pend != 0 || s.flags&closing != 0 {", "if p != 0 || s.flags&closing != 0 {"},
 
+	// The Idle close's look at the kernel's send queue (idleLook).
+	{"look-never", "idleconn/limits.go",
+		"\tcase queued == 0:\n\t\treturn false\n", "\tcase true:\n\t\treturn false\n"},
+	{"look-plain-not-reset", "idleconn/limits.go",
+		"\t\tl.h.abortOnClose(fd)\n\t\treturn false\n\t}\n\t// By the time", "\t\treturn false\n\t}\n\t// By the time"},
+	{"look-first-mark-kept", "idleconn/limits.go",
+		"\tm.linger = acked + min(queued, l.drainOver(l.overloadedIdle(m.idle)))\n", "\tif m.linger == 0 {\n\t\tm.linger = acked + min(queued, l.drainOver(l.overloadedIdle(m.idle)))\n\t}\n"},
+	{"look-rate-alone", "idleconn/limits.go",
+		"m.linger = acked + min(queued, l.drainOver(l.overloadedIdle(m.idle)))", "m.linger = acked + l.drainOver(l.overloadedIdle(m.idle))"},
+	{"look-whole-queue", "idleconn/limits.go",
+		"m.linger = acked + min(queued, l.drainOver(l.overloadedIdle(m.idle)))", "m.linger = acked + queued"},
+	{"look-no-restart", "idleconn/limits.go",
+		"\ts.last = settledAt(now)\n\treturn true\n}", "\treturn true\n}"},
+
 	// idleconn's memory budget: the loops' sums and their pressure.
 	{"closing-refund-uncharged", "idleconn/handler.go",
 		"l.hold(s, s.pend) // and", "s.held = s.pend // and"},
