@@ -160,7 +160,8 @@ func (h *Handler) OnShutdown(eng gnet.Engine) {
 // instead: it calls OnRefuse and returns gnet.Close, and the wrapped
 // handler hears nothing of c. The first connection of a loop creates the
 // loop's state; after that an open costs a clock read and an O(1)
-// schedule, and allocates only when its descriptor is the first of a new
+// schedule, and a nudge of the driver when it takes Overload's scale down
+// a step, and allocates only when its descriptor is the first of a new
 // block of 1024 or the loop's wheel is not yet warm (see Cost in the
 // package documentation).
 func (h *Handler) OnOpen(c gnet.Conn) ([]byte, gnet.Action) {
@@ -184,13 +185,16 @@ func (h *Handler) OnOpen(c gnet.Conn) ([]byte, gnet.Action) {
 // kind refuses it (MaxConns reached, the budget at its whole, Shutdown
 // begun).
 func (h *Handler) admit() bool {
-	h.open.Add(1)
+	open := h.open.Add(1)
 	for _, k := range kinds {
 		if k.refuse != nil && k.refuse(h) {
 			h.open.Add(-1)
 			h.refused.Add(1)
 			return false
 		}
+	}
+	if o := &h.cfg.overload; o.step(open) > o.step(open-1) {
+		h.nudge() // the scale fell a step: the loops' passes are due (wake)
 	}
 	return true
 }

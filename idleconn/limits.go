@@ -256,8 +256,10 @@ type loopLimits struct {
 	// shedAt is the tick of Shutdown's latest pass.
 	shedAt uint64
 	// idleScale is Stats.IdleScale as of the loop's latest run, and
-	// scanScale the scale its latest pass over its connections used.
-	idleScale, scanScale float64
+	// scanStep the overload step (overloadConfig.step) its latest run
+	// left its timers at, which the driver reads (wake).
+	idleScale float64
+	scanStep  atomic.Int64
 	// shedFor is the idle time CloseIdle asked for, in nanoseconds, until
 	// the runnable takes it; -1 for none.
 	shedFor atomic.Int64
@@ -278,7 +280,7 @@ type loopLimits struct {
 
 // startLimits sets a new loop's state of the kinds.
 func (l *loop) startLimits() {
-	l.idleScale, l.scanScale = 1, 1
+	l.idleScale = 1
 	l.shedFor.Store(-1)
 	l.maxIn = l.cfg.maxInput
 	l.recheckBelow, l.recheckAbove = math.MinInt64, math.MaxInt64
@@ -738,25 +740,30 @@ var overloadKind = kind{
 			floorTicks: limitTicks(o.Overload.Floor, c.tick)}
 		return nil
 	},
-	// When the scale has shrunk by a step since the loop's last pass, the
-	// pass closes the connections already idle for their shortened
-	// timeout and brings the others' timers forward: each connection's
-	// timer was armed for its timeout as it was. The pass is
-	// O(descriptors); a step of 1/64 bounds how often it runs as the
-	// server fills.
+	// When the scale has fallen a step (overloadConfig.step) below the one
+	// the loop's timers were left at, the pass closes the connections
+	// already idle for their shortened timeout and brings the others'
+	// timers forward: each connection's timer was armed for its timeout
+	// as it was. The pass is O(descriptors); the steps, 64 from Start to
+	// MaxConns, bound how often it runs as the server fills, and how late
+	// a close comes: by a 64th of the shrinkable timeout. An open that
+	// takes the scale down a step nudges the driver, which sends every
+	// loop left at a step above it its runnable (wake), so that a flood of
+	// connections that send nothing, which wakes no loop by itself, is
+	// reaped at the shortened timeouts (TestOverloadRandom's silent
+	// rounds).
 	pass: func(l *loop, now uint64) uint64 {
 		if l.cfg.overload.start == 0 {
 			return packwheel.MaxTick
 		}
-		l.idleScale = l.cfg.overload.idleScale(l.h.open.Load())
-		if l.idleScale >= l.scanScale {
-			l.scanScale = l.idleScale // timers armed too early re-arm
+		open := l.h.open.Load()
+		l.idleScale = l.cfg.overload.idleScale(open)
+		step := l.cfg.overload.step(open)
+		if step <= l.scanStep.Load() {
+			l.scanStep.Store(step) // timers armed too early re-arm
 			return packwheel.MaxTick
 		}
-		if l.scanScale-l.idleScale < 1.0/64 && l.idleScale > 0 {
-			return packwheel.MaxTick
-		}
-		l.scanScale = l.idleScale
+		l.scanStep.Store(step)
 		l.h.table.each(l, func(s *slot) bool {
 			if due, why := l.closeDue(s, now); due <= now {
 				l.reap(s, why)
@@ -787,6 +794,20 @@ func (c *overloadConfig) idleScale(open int64) float64 {
 		return 1
 	}
 	return max(1-float64(open-c.start)/c.span, 0)
+}
+
+// overloadSteps is how many steps the scale falls by from Start to
+// MaxConns, each of which runs the overload pass on every loop.
+const overloadSteps = 64
+
+// step returns how many whole steps of 1/overloadSteps the scale has
+// fallen by with open connections: 0 up to Start, overloadSteps from
+// MaxConns.
+func (c *overloadConfig) step(open int64) int64 {
+	if c.start == 0 || open <= c.start {
+		return 0
+	}
+	return min(int64(float64(open-c.start)/c.span*overloadSteps), overloadSteps)
 }
 
 // overloadedIdle returns an idle timeout of ticks, shrunk by the loop's

@@ -157,6 +157,54 @@ func TestIdleAndActive(t *testing.T) {
 	}
 }
 
+// TestOverloadSilentFlood runs Options.Overload against a flood of real
+// clients that connect and send nothing, which wakes no event loop by
+// itself: the loops must shed them along the shrunk timeouts, from the
+// fullest scale's, never before it, and with a third of them gone well
+// before Timeout: about 1.4 s of 2 s, as the scale rises while they go,
+// where the test allows 1.8 s and whatever the process was stalled for.
+// Before an open that takes the scale down a step woke the loops, no loop
+// ran until the first Timeout ran out, and then it closed the whole flood
+// at once (none of the 300 gone at 1.5 s).
+func TestOverloadSilentFlood(t *testing.T) {
+	const (
+		timeout  = slowdown * 2 * time.Second
+		res      = slowdown * 50 * time.Millisecond
+		floor    = slowdown * 200 * time.Millisecond
+		maxConns = 400
+		flood    = 300
+	)
+	probe := stall.Watch(t)
+	s := &echoServer{}
+	h, err := New(s, Options{Timeout: timeout, Resolution: res, MaxConns: maxConns, OnReap: s.onReap,
+		Overload: Overload{Start: 0.25, Floor: floor}})
+	require.NoError(t, err)
+	addr := serve(t, s, h, 2)
+	start := time.Now()
+	clients := make([]*client, flood)
+	for i := range clients {
+		clients[i] = dial(t, addr)
+	}
+	waitFor(t, 5*time.Second, "the flood open", func() bool {
+		s.mu.Lock()
+		defer s.mu.Unlock()
+		return s.opens == flood
+	})
+	// With the whole flood open the scale is 1-(300-100)/300, a third:
+	// the shortest idle timeout the flood can see.
+	shortest := floor + (timeout-floor)/3
+	waitFor(t, 2*timeout, "a third of the flood reaped", func() bool { return len(s.reaped()) >= flood/3 })
+	took := time.Since(start)
+	t.Logf("a third of the flood reaped %v after it began (stalls up to %v)", took, probe.Worst())
+	require.LessOrEqual(t, took, timeout*9/10+probe.Worst(), "shed along the shrunk timeouts")
+	waitClosed(t, clients, 2*timeout)
+	for _, r := range s.reaped() {
+		require.Equal(t, Idle, r.why)
+		require.GreaterOrEqual(t, r.idle, shortest-res, "closed before the fullest scale's timeout")
+	}
+	waitFor(t, time.Second, "wheels empty", func() bool { return settled(h, 0) })
+}
+
 // TestAbruptClients covers clients that reset the connection, half-close
 // it, or connect and close at once: each leaves nothing in the wheels.
 func TestAbruptClients(t *testing.T) {

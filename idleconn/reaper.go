@@ -71,11 +71,15 @@ func (d *driver) run(h *Handler) {
 func (h *Handler) wake(t time.Time) (next uint64, poll int64) {
 	now, since := h.clock.Tick(t), int64(h.sinceOrigin(t))
 	next, poll = packwheel.MaxTick, noPoll
+	step := h.cfg.overload.step(h.open.Load())
 	for _, l := range h.loops.all() {
 		if at := l.pollAt.Load(); at <= since {
 			l.dispatch()
 		} else {
 			poll = min(poll, at)
+		}
+		if step > l.scanStep.Load() {
+			l.dispatch() // Overload's pass (overloadKind)
 		}
 		switch {
 		case l.busy.Load():

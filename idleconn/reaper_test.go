@@ -279,6 +279,143 @@ func TestReapBounds(t *testing.T) {
 	}
 }
 
+// TestOverloadRandom checks Options.Overload over random clients and
+// options on the sim's fake clock, against a model of its promise: with S
+// the scale the open connections set, 1 up to Start·MaxConns of them and
+// falling in a line to 0 at MaxConns, an idle timeout L above the Floor F
+// shrinks to F+S·(L−F), and one at or below F stays. So a connection is
+// closed as idle no sooner than the least such timeout while it was idle,
+// less a tick for the rounding to ticks, and, in a round whose loop runs
+// the reaper on time, no later than four ticks and a step after it was
+// idle for the timeout shrunk at a scale 1/64 higher, the step by which
+// the scale must fall before the loop's pass brings timers forward; a
+// connection left open was never idle for that long. The scale is the
+// highest the loop can have seen from two ticks before that moment until
+// it was late, since a scale that rises puts a close off. Four ticks are
+// TestReapBounds's three and one for the Floor, also rounded up to ticks.
+//
+// The clients open in two waves, two thirds of them and then the rest, so
+// that the scale falls, rises and falls again; in half the rounds none of
+// them sends anything or sets its own idle timeout, a flood of idle
+// connections, in which only the opens can tell the loop that the scale
+// fell.
+//
+// Deliberate bugs fail it (internal/mutants, "overload-"): shrinking
+// below the floor, a pass that closes but does not bring the other timers
+// forward, one that does not note a rising scale, which leaves its later
+// falls unscanned, one that waits for eight steps, and an open or a
+// driver that does not send the loops their pass when the scale falls a
+// step.
+func TestOverloadRandom(t *testing.T) {
+	const step = 100 * time.Microsecond
+	rng := rand.New(rand.NewPCG(testSeed(t), 0))
+	for round := range 40 {
+		lagged := round%2 == 1
+		timeout := 20*time.Millisecond + time.Duration(rng.Int64N(int64(200*time.Millisecond)))
+		maxConns := 40 + rng.IntN(60)
+		opts := Options{Timeout: timeout, Wheel: WheelKind(rng.IntN(2)), MaxConns: maxConns}
+		if rng.IntN(2) == 0 {
+			opts.Resolution = max(timeout/time.Duration(1+rng.IntN(20)), MinResolution)
+		}
+		res := cmp.Or(opts.Resolution, max(timeout/8, MinResolution))
+		opts.Overload = Overload{Start: 0.1 + 0.5*rng.Float64(), Floor: res + time.Duration(rng.Int64N(int64(timeout-res)/2+1))}
+		silent := round%4 >= 2 // a flood that sends nothing, which wakes no loop by itself
+		t.Run(fmt.Sprintf("round=%d/lagged=%v/silent=%v", round, lagged, silent), func(t *testing.T) {
+			s := newSim(t, rng, opts)
+			tick := s.h.cfg.tick
+			F := opts.Overload.Floor
+			within := func(d time.Duration) time.Duration { return time.Duration(rng.Int64N(int64(d))) }
+			for i := range maxConns {
+				// Two thirds in a first wave, the rest in a second one, so
+				// that the scale falls, rises and falls again.
+				wave := time.Duration(i / 3 % 3 / 2)
+				c := &simConn{openAt: wave*5*timeout/2 + within(timeout), closeAt: -1}
+				if !silent && i%3 == 2 && rng.IntN(2) == 0 { // its own idle timeout
+					c.idle = res + within(3*timeout) // set at the open, which wakes the loop
+				}
+				c.gap = min(cmp.Or(c.idle, timeout), F) / 2 // busy: never idle for a shrunk timeout
+				switch {
+				case silent || i%3 == 0: // silent
+				case i%3 == 1: // busy throughout
+					c.quietAt = 1 << 62
+				default: // busy for a while, then silent
+					c.quietAt = c.openAt + within(4*timeout)
+				}
+				s.conns = append(s.conns, c)
+			}
+			lag := func() time.Duration { return 0 }
+			if lagged {
+				lag = func() time.Duration { return time.Duration(rng.Int64N(int64(2 * res))) }
+			}
+			end := 14*timeout + 8*res
+			s.run(end, step, lag)
+
+			// open[k] counts the connections open at step k, counting
+			// each closed from closeAt (when the sim saw it), or, for
+			// fewer, from a step before.
+			steps := int(end/step) + 2
+			many, few := make([]int, steps+1), make([]int, steps+1)
+			at := func(d time.Duration) int { return min(max(int(d/step), 0), steps) }
+			for _, c := range s.conns {
+				many[at(c.openAt)]++
+				few[at(c.openAt)]++
+				if c.closeAt >= 0 {
+					many[at(c.closeAt)]--
+					few[at(c.closeAt-step)]--
+				}
+			}
+			for k := 1; k <= steps; k++ {
+				many[k] += many[k-1]
+				few[k] += few[k-1]
+			}
+			start := min(max(int(opts.Overload.Start*float64(maxConns)), 1), maxConns-1)
+			scale := func(open int) float64 {
+				return min(max(1-float64(open-start)/float64(maxConns-start), 0), 1)
+			}
+			shrunk := func(L time.Duration, S float64) time.Duration {
+				if L <= F {
+					return L
+				}
+				return F + time.Duration(S*float64(L-F))
+			}
+			seen := 2*tick + step // how far back the loop's scale may be
+			if lagged {
+				seen += 4 * res
+			}
+			for i, c := range s.conns {
+				L := cmp.Or(c.idle, timeout)
+				closeAt := c.closeAt
+				if closeAt < 0 {
+					closeAt = end
+				} else {
+					require.Equal(t, Idle, c.why, "conn %d", i)
+					most := 0 // the most connections open while it was idle
+					for k := at(c.lastData - seen); k <= at(c.closeAt); k++ {
+						most = max(most, many[k])
+					}
+					require.GreaterOrEqual(t, c.closeAt-c.lastData, shrunk(L, scale(most))-tick,
+						"conn %d closed early: %+v, %d open at most", i, c, most)
+				}
+				if lagged {
+					continue
+				}
+				// Never idle for its timeout shrunk at a scale 1/64 above
+				// any the loop can have seen from then until it was late.
+				late := 4*tick + step
+				for k := at(c.lastData); k < at(closeAt-late); k++ {
+					fewest := many[k]
+					for j := at(time.Duration(k)*step - seen); j <= at(time.Duration(k)*step+late); j++ {
+						fewest = min(fewest, few[j])
+					}
+					idle := time.Duration(k)*step - c.lastData
+					require.Less(t, idle, shrunk(L, min(scale(fewest)+1.0/64, 1)),
+						"conn %d closed late or never: %+v, %d open", i, c, fewest)
+				}
+			}
+		})
+	}
+}
+
 // TestIdleLookRandom checks the Idle close's look at the kernel's send
 // queue (idleLook) over random clients, options and queues on the sim's
 // fake clock. With L a client's idle timeout, late the reaper's lateness

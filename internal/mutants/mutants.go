@@ -181,6 +181,20 @@ var mutants = []mutant{
 	{"look-no-restart", "idleconn/limits.go",
 		"\ts.last = settledAt(now)\n\treturn true\n}", "\treturn true\n}"},
 
+	// Idle timeouts under load (Options.Overload).
+	{"overload-below-floor", "idleconn/limits.go",
+		"return floor + uint64(l.idleScale*float64(ticks-floor))", "return uint64(l.idleScale * float64(ticks))"},
+	{"overload-pass-no-arm", "idleconn/limits.go",
+		"\t\t\t\tl.reap(s, why)\n\t\t\t} else {\n\t\t\t\tl.arm(s, due, now)\n\t\t\t}\n\t\t\treturn !l.stopped.Load()\n\t\t})\n\t\treturn packwheel.MaxTick\n\t},\n\tstats:", "\t\t\t\tl.reap(s, why)\n\t\t\t}\n\t\t\treturn !l.stopped.Load()\n\t\t})\n\t\treturn packwheel.MaxTick\n\t},\n\tstats:"},
+	{"overload-rise-not-noted", "idleconn/limits.go",
+		"\t\t\tl.scanStep.Store(step) // timers armed too early re-arm\n", ""},
+	{"overload-coarse-step", "idleconn/limits.go",
+		"if step <= l.scanStep.Load() {", "if step <= l.scanStep.Load()+7 {"},
+	{"overload-open-no-nudge", "idleconn/handler.go",
+		"\t\th.nudge() // the scale fell a step", "\t\t_ = 0 // the scale fell a step"},
+	{"overload-wake-no-pass", "idleconn/reaper.go",
+		"\t\t\tl.dispatch() // Overload's pass (overloadKind)\n", ""},
+
 	// idleconn's memory budget: the loops' sums and their pressure.
 	{"closing-refund-uncharged", "idleconn/handler.go",
 		"l.hold(s, s.pend) // and", "s.held = s.pend // and"},
