@@ -376,6 +376,49 @@ func BenchmarkReaperTick(b *testing.B) {
 	}
 }
 
+// BenchmarkLoopTimers measures firing a loop's Timers: n periodic loop
+// timers, a period of ten ticks each, due at ticks spread over the
+// period, so that each op, one tick of the loop's runnable, fires n/10
+// of them and re-arms each for its next period. It reports the time per
+// firing.
+func BenchmarkLoopTimers(b *testing.B) {
+	for _, n := range []int{1_000, 100_000} {
+		b.Run(fmt.Sprintf("timers=%d", n), func(b *testing.B) {
+			f, ls, _ := benchServer(b, &nopHandler{}, Options{Timeout: time.Second}, 1, 1)
+			tick := f.h.cfg.tick
+			timers := make([]Timer, n)
+			fired := 0
+			fn := func(gnet.Conn) { fired++ }
+			for i := range timers {
+				d := time.Duration(1+i%10) * tick
+				if !f.h.LoopTimer(ls[0], &timers[i], d, 10*tick, fn) {
+					b.Fatal("LoopTimer refused")
+				}
+			}
+			l := f.h.loops.find(ls[0])
+			step := func() {
+				f.clk.t = f.clk.t.Add(tick)
+				l.dispatch()
+				ls[0].runQueued()
+			}
+			for range 20 { // two periods, to warm the wheel
+				step()
+			}
+			fired = 0
+			b.ReportAllocs()
+			b.ResetTimer()
+			for range b.N {
+				step()
+			}
+			b.StopTimer()
+			if fired < b.N*n/10*9/10 {
+				b.Fatalf("%d firings in %d ticks of %d timers", fired, b.N, n)
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(max(fired, 1)), "ns/firing")
+		})
+	}
+}
+
 // BenchmarkMemoryPerConn reports the live heap a tracked connection costs
 // the Handler (its descriptor's lines in the table and its timer in a
 // loop's wheel), with 100,000 fake connections open on two loops, after a

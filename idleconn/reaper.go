@@ -131,8 +131,11 @@ type loop struct {
 	batch []*slot
 	// tw holds the loop's Timers, armed by the application for any time
 	// ahead, so a hierarchical wheel, whose buckets cover any deadline.
-	tw      packwheel.Wheel[*Timer]
-	twBatch []*Timer
+	tw packwheel.Wheel[*Timer]
+	// fire is tw's expiry callback, made once so that firing timers
+	// never allocates, and firingAt the tick it fires at (runTimers).
+	fire     func(*Timer)
+	firingAt uint64
 	// polls are the connections whose output is looked at more often than
 	// once a tick (buffers.go).
 	polls []poll
@@ -170,9 +173,8 @@ func newLoop(h *Handler, el gnet.EventLoop) *loop {
 		ring:  make([]uint64, h.cfg.ringSize),
 		mask:  uint64(h.cfg.ringSize - 1),
 		batch: make([]*slot, 0, reapBatch),
-		// Made here so that firing timers never allocates.
-		twBatch: make([]*Timer, 0, reapBatch),
 	}
+	l.fire = func(t *Timer) { l.fireTimer(t, l.firingAt) }
 	l.startLimits()
 	if h.cfg.wheel == Hierarchical {
 		l.wheel = new(packwheel.Wheel[*slot])

@@ -87,6 +87,9 @@ type sim struct {
 	loop  *fakeLoop
 	conns []*simConn
 	byFD  map[int]*simConn
+	// each, if not nil, runs at every step after the clients, on the
+	// loop, as a handler callback would.
+	each func(now time.Duration)
 }
 
 func newSim(t *testing.T, rng *rand.Rand, opts Options) *sim {
@@ -151,6 +154,9 @@ func (s *sim) run(end, step time.Duration, lag func() time.Duration) {
 				c.closeAt = now
 			}
 		}
+		if s.each != nil {
+			s.each(now)
+		}
 		s.clk.t = s.clk.t.Add(step)
 	}
 }
@@ -163,6 +169,28 @@ func nudged(h *Handler) bool {
 	default:
 		return false
 	}
+}
+
+// simOptions draws the Timeout and Options of a round of the sim's tests:
+// a Timeout of 20 to 220 ms, to the nanosecond, so that its rounding to
+// ticks leaves room (TestReapBounds), either wheel, and half the time a
+// Resolution of Timeout/20 to Timeout rather than the default.
+func simOptions(rng *rand.Rand) (time.Duration, Options) {
+	timeout := 20*time.Millisecond + time.Duration(rng.Int64N(int64(200*time.Millisecond)))
+	opts := Options{Timeout: timeout, Wheel: WheelKind(rng.IntN(2))}
+	if rng.IntN(2) == 0 {
+		opts.Resolution = max(timeout/time.Duration(1+rng.IntN(20)), MinResolution)
+	}
+	return timeout, opts
+}
+
+// simLag returns how long the sim's loop takes to run a runnable the
+// driver queued: no time, or, in a lagged round, up to twice res.
+func simLag(rng *rand.Rand, lagged bool, res time.Duration) func() time.Duration {
+	if !lagged {
+		return func() time.Duration { return 0 }
+	}
+	return func() time.Duration { return time.Duration(rng.Int64N(int64(2 * res))) }
 }
 
 func (s *sim) pause(c *simConn) time.Duration {
@@ -205,11 +233,7 @@ func TestReapBounds(t *testing.T) {
 	for round := range 40 {
 		lagged := round%2 == 1
 		sparse := round%4 >= 2
-		timeout := 20*time.Millisecond + time.Duration(rng.Int64N(int64(200*time.Millisecond)))
-		opts := Options{Timeout: timeout, Wheel: WheelKind(rng.IntN(2))}
-		if rng.IntN(2) == 0 {
-			opts.Resolution = max(timeout/time.Duration(1+rng.IntN(20)), MinResolution)
-		}
+		timeout, opts := simOptions(rng)
 		if rng.IntN(3) == 0 {
 			opts.MaxLifetime = time.Duration(rng.Int64N(int64(4 * timeout)))
 		}
@@ -240,10 +264,7 @@ func TestReapBounds(t *testing.T) {
 				}
 				s.conns = append(s.conns, c)
 			}
-			lag := func() time.Duration { return 0 }
-			if lagged {
-				lag = func() time.Duration { return time.Duration(rng.Int64N(int64(2 * res))) }
-			}
+			lag := simLag(rng, lagged, res)
 			// The longest idle timeout, 8*timeout, after data until
 			// 4*timeout, and the lag's room.
 			end := 13*timeout + 4*res
@@ -311,12 +332,9 @@ func TestOverloadRandom(t *testing.T) {
 	rng := rand.New(rand.NewPCG(testSeed(t), 0))
 	for round := range 40 {
 		lagged := round%2 == 1
-		timeout := 20*time.Millisecond + time.Duration(rng.Int64N(int64(200*time.Millisecond)))
+		timeout, opts := simOptions(rng)
 		maxConns := 40 + rng.IntN(60)
-		opts := Options{Timeout: timeout, Wheel: WheelKind(rng.IntN(2)), MaxConns: maxConns}
-		if rng.IntN(2) == 0 {
-			opts.Resolution = max(timeout/time.Duration(1+rng.IntN(20)), MinResolution)
-		}
+		opts.MaxConns = maxConns
 		res := cmp.Or(opts.Resolution, max(timeout/8, MinResolution))
 		opts.Overload = Overload{Start: 0.1 + 0.5*rng.Float64(), Floor: res + time.Duration(rng.Int64N(int64(timeout-res)/2+1))}
 		silent := round%4 >= 2 // a flood that sends nothing, which wakes no loop by itself
@@ -343,10 +361,7 @@ func TestOverloadRandom(t *testing.T) {
 				}
 				s.conns = append(s.conns, c)
 			}
-			lag := func() time.Duration { return 0 }
-			if lagged {
-				lag = func() time.Duration { return time.Duration(rng.Int64N(int64(2 * res))) }
-			}
+			lag := simLag(rng, lagged, res)
 			end := 14*timeout + 8*res
 			s.run(end, step, lag)
 
@@ -446,11 +461,7 @@ func TestIdleLookRandom(t *testing.T) {
 	rng := rand.New(rand.NewPCG(testSeed(t), 0))
 	for round := range 40 {
 		lagged := round%2 == 1
-		timeout := 20*time.Millisecond + time.Duration(rng.Int64N(int64(200*time.Millisecond)))
-		opts := Options{Timeout: timeout, Wheel: WheelKind(rng.IntN(2))}
-		if rng.IntN(2) == 0 {
-			opts.Resolution = max(timeout/time.Duration(1+rng.IntN(20)), MinResolution)
-		}
+		timeout, opts := simOptions(rng)
 		if round%4 >= 2 {
 			opts.MinDrainRate = 1000 + rng.IntN(50000) // at least 20 bytes a timeout
 		}
@@ -485,10 +496,7 @@ func TestIdleLookRandom(t *testing.T) {
 				}
 				s.conns = append(s.conns, c)
 			}
-			lag := func() time.Duration { return 0 }
-			if lagged {
-				lag = func() time.Duration { return time.Duration(rng.Int64N(int64(2 * res))) }
-			}
+			lag := simLag(rng, lagged, res)
 			s.run(12*L+8*res, step, lag)
 
 			for i, c := range s.conns {

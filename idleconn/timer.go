@@ -2,6 +2,7 @@ package idleconn
 
 import (
 	"fmt"
+	"math"
 	"time"
 
 	"github.com/packwheel/packwheel"
@@ -18,10 +19,13 @@ import (
 // per-connection context, so arming, re-arming, stopping and firing
 // allocate nothing (TestTimerZeroAllocs). A timer is due at the first
 // tick (a quarter of Resolution) that begins at or after its time, and
-// fires then or later, never earlier. A periodic timer keeps its rate when
-// its loop runs late: each period counts from when the previous one was
-// due, not from when it fired, and periods missed fire one per tick until
-// it has caught up.
+// fires then or later, never earlier. A periodic timer's firings are for
+// the times d, d+period, d+2·period... after it was armed, each due at its
+// own tick, so that its rate does not drift whatever the tick; when its
+// loop runs late, periods missed fire one per tick until it has caught up,
+// and a period shorter than a tick fires once a tick (TestTimersRandom).
+// A callback that stops or re-arms another timer due at the same tick is
+// obeyed (TestTimerStoppedAtItsTick).
 //
 // A callback that panics is handled as gnet handles a handler that panics:
 // gnet does not recover it, and the process exits.
@@ -35,8 +39,12 @@ type Timer struct {
 	l      *loop     // the loop it is armed on, nil if never armed
 	c      gnet.Conn // the connection it is tied to, nil for none
 	f      func(c gnet.Conn)
-	due    uint64 // tick it is due at
-	period uint64 // ticks between firings; 0 for a one-shot timer
+	// at is the time of the firing it is armed for, after the clock's
+	// origin, and period the time between firings, 0 for a one-shot
+	// timer. Each firing's tick is found from its time, not from the tick
+	// before, so that rounding a period to ticks adds up to nothing
+	// (TestTimersRandom).
+	at, period time.Duration
 }
 
 // ConnTimer arms t to call f(c) on c's event loop after d, then every
@@ -106,29 +114,51 @@ func (h *Handler) armTimer(l *loop, c gnet.Conn, t *Timer, d, period time.Durati
 	if t.l != nil && t.l.stopped.Load() {
 		t.holder = packwheel.Holder{} // its wheel went with its engine
 	}
-	var ticks uint64
-	if period > 0 {
-		ticks = ceilDiv(period, h.cfg.tick)
-	}
-	t.l, t.c, t.f, t.period = l, c, f, ticks
-	t.due = h.clock.Deadline(h.now(), d)
-	l.tw.Schedule(&t.holder, t.due, t)
-	l.wantBy(t.due)
+	t.l, t.c, t.f, t.period = l, c, f, period
+	t.at = later(h.sinceOrigin(h.now()), d)
+	due := l.tickOf(t.at)
+	l.tw.Schedule(&t.holder, due, t)
+	l.wantBy(due)
 }
 
-// runTimers fires the loop's Timers due by tick now, a batch at a time,
-// and comes back for the rest after gnet has served the I/O waiting.
+// tickOf returns the tick a Timer's firing for time at, after the clock's
+// origin, is due at: the first that begins at or after it, as
+// Clock.Deadline gives from a time.Time, whose arithmetic took a third of
+// each firing (BenchmarkLoopTimers); MaxTick for the longest Duration, at
+// which a time too far off to count stops.
+func (l *loop) tickOf(at time.Duration) uint64 {
+	if at == math.MaxInt64 {
+		return packwheel.MaxTick
+	}
+	tick := l.cfg.tick
+	due := uint64(at / tick)
+	if at%tick != 0 {
+		due++
+	}
+	return due
+}
+
+// later returns at+d for at and d at least 0, or the longest Duration if
+// that is beyond it: a timer that far off never fires.
+func later(at, d time.Duration) time.Duration {
+	if d > math.MaxInt64-at {
+		return math.MaxInt64
+	}
+	return at + d
+}
+
+// runTimers fires the loop's Timers due by tick now, reapBatch at a time,
+// and comes back for the rest after gnet has served the I/O waiting. Each
+// fires from inside the wheel's advance (fireTimer), so that a callback
+// that stops or re-arms a timer due at the same tick is obeyed, as it
+// would not be by one taken out of the wheel with it in a batch
+// (TestTimersRandom).
 func (l *loop) runTimers(now uint64) {
 	if l.tw.Len() == 0 || l.stopped.Load() {
 		return
 	}
-	batch, done := l.tw.AppendExpired(l.twBatch[:0], now, reapBatch)
-	for _, t := range batch {
-		l.fireTimer(t, now)
-	}
-	clear(batch)
-	l.twBatch = batch[:0]
-	if !done {
+	l.firingAt = now
+	if !l.tw.AdvanceLimit(now, reapBatch, l.fire) {
 		l.dispatch()
 	}
 }
@@ -138,9 +168,6 @@ func (l *loop) runTimers(now uint64) {
 // function. A connection's output is looked at before the function
 // writes, to see what drained, and after, as on the data path.
 func (l *loop) fireTimer(t *Timer, now uint64) {
-	if t.holder.Active() || t.l != l {
-		return // re-armed by a callback run before it in the same batch
-	}
 	var s *slot
 	if c := t.c; c != nil {
 		if s = l.h.table.lookup(c.Fd()); s == nil || s.owner.Load() != l || s.conn() != c {
@@ -155,8 +182,8 @@ func (l *loop) fireTimer(t *Timer, now uint64) {
 		}
 	}
 	if t.period != 0 {
-		t.due += t.period
-		l.tw.Schedule(&t.holder, t.due, t)
+		t.at = later(t.at, t.period)
+		l.tw.Schedule(&t.holder, l.tickOf(t.at), t)
 	}
 	t.f(t.c)
 	if s != nil && s.owner.Load() == l && s.conn() == t.c {

@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"io"
+	"math/rand/v2"
 	"net"
 	"os"
 	"os/exec"
@@ -122,6 +123,43 @@ func TestTimerTiedToConn(t *testing.T) {
 	f.advance(450*time.Millisecond, l)
 	require.Len(t, lr.at, 5)
 	require.Equal(t, []gnet.Conn{nil, nil, nil, nil, nil}, lr.conns)
+}
+
+// TestTimerStoppedAtItsTick checks that a timer stopped, or re-armed for
+// later, by the callback of another timer due at the same tick does not
+// fire at that tick, and that Stop reports it was armed: of three timers
+// due together, the first to fire stops the next and re-arms the last a
+// second later. When a loop took a tick's timers out of its wheel in a
+// batch before firing them, all three fired.
+func TestTimerStoppedAtItsTick(t *testing.T) {
+	f := newFakeServer(t, &nopHandler{}, limitOpts)
+	l := f.loop()
+	c := openFake(f.h, l, 3)
+	r := &firings{f: f, start: f.clk.t}
+	var timers [3]Timer
+	stops := 0
+	for i := range timers {
+		require.True(t, f.h.ConnTimer(c, &timers[i], 50*time.Millisecond, 0, func(c gnet.Conn) {
+			r.fn(c)
+			if len(r.at) > 1 {
+				return
+			}
+			if timers[(i+1)%3].Stop() {
+				stops++
+			}
+			require.True(t, f.h.ConnTimer(c, &timers[(i+2)%3], time.Second, 0, r.fn))
+		}))
+	}
+	f.advance(500*time.Millisecond, l)
+	require.Len(t, r.at, 1, "only the first fired")
+	require.Equal(t, 1, stops, "Stop found the stopped timer armed")
+	armed := 0
+	for i := range timers {
+		if timers[i].Stop() {
+			armed++
+		}
+	}
+	require.Equal(t, 1, armed, "the re-armed timer waits for its new time")
 }
 
 // TestTimerMisuse checks that misuse is reported with the package's message
@@ -322,4 +360,149 @@ func TestTimerPanic(t *testing.T) {
 	var exit *exec.ExitError
 	require.ErrorAs(t, err, &exit)
 	require.Contains(t, stderr.String(), "panic: boom from a timer")
+}
+
+// timerModel is what TestTimersRandom expects of one Timer: armed for
+// the firings at base, base+period, base+2·period..., the next being the
+// k-th; period is 0 for a one-shot timer and otherwise at least a tick.
+// conn is the connection it is tied to, -1 for a loop timer.
+type timerModel struct {
+	armed        bool
+	base, period time.Duration
+	k            int
+	conn         int
+}
+
+func (m *timerModel) next() time.Duration { return m.base + time.Duration(m.k)*m.period }
+
+// TestTimersRandom checks Timers against a model over random arming,
+// re-arming and stopping, on the sim's fake clock, from the test and from
+// the timers' own callbacks, loop timers and timers tied to connections
+// some of which the idle timeout closes: a timer armed at a with delay d
+// and period p fires for the times a+d, a+d+p, a+d+2p..., each at the
+// first tick that begins at or after it or later, never before, so that
+// its rate does not drift whatever the tick; a period shorter than a tick
+// counts as a tick. It never fires once stopped or re-armed for another
+// time, nor once its connection has closed, even for a new connection on
+// its descriptor, which it must not close either. With the loop on time,
+// each firing comes within a tick and a step of its time; with the loop
+// late, only the lower bound holds.
+//
+// Three deliberate bugs fail it (internal/mutants, "timer-"): a period
+// that drifts by half a tick, a firing due at the tick before its time,
+// and a Stop that does not stop. Before it, each period was rounded up
+// to whole ticks, and a 110 ms period at 25 ms ticks fired every 125 ms.
+func TestTimersRandom(t *testing.T) {
+	const step = 100 * time.Microsecond
+	rng := rand.New(rand.NewPCG(testSeed(t), 0))
+	for round := range 20 {
+		lagged := round%2 == 1
+		timeout, opts := simOptions(rng)
+		t.Run(fmt.Sprintf("round=%d/lagged=%v", round, lagged), func(t *testing.T) {
+			s := newSim(t, rng, opts)
+			tick, res := s.h.cfg.tick, s.h.cfg.resolution
+			within := func(d time.Duration) time.Duration { return time.Duration(rng.Int64N(int64(d) + 1)) }
+			for i := range 4 { // two busy throughout, two silent, which the idle timeout closes
+				c := &simConn{closeAt: -1, gap: timeout / 2}
+				if i < 2 {
+					c.quietAt = 1 << 62
+				}
+				s.conns = append(s.conns, c)
+			}
+			timers := make([]Timer, 20)
+			models := make([]timerModel, len(timers))
+			fires := 0
+			var act func(now time.Duration)
+			fn := func(j int) func(gnet.Conn) {
+				return func(c gnet.Conn) {
+					now := s.elapsed()
+					m := &models[j]
+					require.True(t, m.armed, "timer %d fired unarmed at %v", j, now)
+					if m.conn >= 0 {
+						require.True(t, s.conns[m.conn].open, "timer %d fired after its connection closed", j)
+						require.Equal(t, gnet.Conn(s.conns[m.conn].fakeConn), c)
+					} else {
+						require.Nil(t, c)
+					}
+					want := m.next()
+					require.GreaterOrEqual(t, now, want, "timer %d, firing %d early", j, m.k)
+					if !lagged {
+						require.LessOrEqual(t, now, want+tick+step, "timer %d, firing %d late", j, m.k)
+					}
+					fires++
+					if m.k++; m.period == 0 {
+						m.armed = false
+					}
+					if rng.IntN(3) == 0 {
+						act(now) // from the callback, on the loop
+					}
+				}
+			}
+			act = func(now time.Duration) {
+				j := rng.IntN(len(timers))
+				m := &models[j]
+				if rng.IntN(4) == 0 {
+					dead := m.conn >= 0 && !s.conns[m.conn].open
+					if was := timers[j].Stop(); !dead {
+						require.Equal(t, m.armed, was, "timer %d: Stop's report", j)
+					}
+					m.armed = false
+					return
+				}
+				d, period := within(2*timeout), time.Duration(0)
+				if rng.IntN(2) == 0 {
+					period = tick/2 + within(timeout)
+				}
+				conn := j%5 - 1
+				if conn < 0 {
+					require.True(t, s.h.LoopTimer(s.loop, &timers[j], d, period, fn(j)))
+				} else if !s.h.ConnTimer(s.conns[conn].fakeConn, &timers[j], d, period, fn(j)) {
+					require.False(t, s.conns[conn].open, "ConnTimer refused an open connection")
+					return // a closed connection's timer stays as it was: it never fires
+				}
+				*m = timerModel{armed: true, base: now + d, period: period, conn: conn}
+				if period != 0 {
+					m.period = max(period, tick)
+				}
+			}
+			reused := map[*simConn]bool{}
+			s.each = func(now time.Duration) {
+				for _, c := range s.conns {
+					if c.fakeConn != nil && !c.open && !reused[c] {
+						// Its descriptor, reused by a new silent connection,
+						// which its timers must not fire for nor close.
+						nc := &simConn{openAt: now, closeAt: -1, gap: timeout / 2}
+						nc.fakeConn = openFake(s.h, s.loop, c.fd)
+						s.byFD[c.fd] = nc
+						s.conns = append(s.conns, nc)
+						reused[c] = true
+					}
+				}
+				if now < step || rng.IntN(20) != 0 {
+					return
+				}
+				act(now)
+				if lagged {
+					return
+				}
+				for j := range models {
+					if m := &models[j]; m.armed && (m.conn < 0 || s.conns[m.conn].open) {
+						require.LessOrEqual(t, now, m.next()+tick+2*step, "timer %d, firing %d overdue", j, m.k)
+					}
+				}
+			}
+			lag := simLag(rng, lagged, res)
+			s.run(10*timeout, step, lag)
+			require.NotZero(t, fires)
+			for i, c := range s.conns {
+				if c.closeAt >= 0 {
+					require.Equal(t, Idle, c.why, "conn %d", i)
+					require.GreaterOrEqual(t, c.closeAt-c.lastData, timeout, "conn %d closed early", i)
+				}
+			}
+			for j := range timers {
+				timers[j].Stop()
+			}
+		})
+	}
 }

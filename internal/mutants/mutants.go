@@ -195,6 +195,14 @@ var mutants = []mutant{
 	{"overload-wake-no-pass", "idleconn/reaper.go",
 		"\t\t\tl.dispatch() // Overload's pass (overloadKind)\n", ""},
 
+	// idleconn's Timers: their times, periods and stops.
+	{"timer-period-drifts", "idleconn/timer.go",
+		"\t\tt.at = later(t.at, t.period)\n", "\t\tt.at = later(t.at, t.period+l.cfg.tick/2)\n"},
+	{"timer-due-floor", "idleconn/timer.go",
+		"\tif at%tick != 0 {\n\t\tdue++\n\t}\n", ""},
+	{"timer-stop-keeps", "idleconn/timer.go",
+		"return t.l.tw.Cancel(&t.holder)", "return t.holder.Active()"},
+
 	// idleconn's memory budget: the loops' sums and their pressure.
 	{"closing-refund-uncharged", "idleconn/handler.go",
 		"l.hold(s, s.pend) // and", "s.held = s.pend // and"},
