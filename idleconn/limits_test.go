@@ -1,6 +1,8 @@
 package idleconn
 
 import (
+	"fmt"
+	"math/rand/v2"
 	"net"
 	"testing"
 	"time"
@@ -645,5 +647,153 @@ func TestAbortReasons(t *testing.T) {
 			require.Equal(t, want, f.aborted, "%v, %d bytes pending", why, out)
 			require.Equal(t, []Reason{why}, f.reap, "OnReap hears of it")
 		}
+	}
+}
+
+// setterModel is what TestSettersRandom expects of one connection: the
+// time its idle timeout counts from and that timeout (0 for off), its
+// deadline (0 for none), its lifetime from its open (0 for none), and
+// when a setter last changed any of them.
+type setterModel struct {
+	last, idle, deadline, life, changed time.Duration
+}
+
+// due returns when the model's first limit is reached, and the reasons
+// whose limit is reached by then or by at, whichever is later.
+func (m *setterModel) due(openAt, at time.Duration) (time.Duration, []Reason) {
+	limits := []struct {
+		on  bool
+		at  time.Duration
+		why Reason
+	}{{m.idle != 0, m.last + m.idle, Idle}, {m.deadline != 0, m.deadline, Deadline}, {m.life != 0, openAt + m.life, Lifetime}}
+	due := time.Duration(1 << 62)
+	for _, l := range limits {
+		if l.on {
+			due = min(due, l.at)
+		}
+	}
+	var whys []Reason
+	for _, l := range limits {
+		if l.on && l.at <= max(due, at) {
+			whys = append(whys, l.why)
+		}
+	}
+	return due, whys
+}
+
+// TestSettersRandom checks the per-connection setters against a model over
+// random calls on the sim's fake clock: SetIdleTimeout, SetDeadline,
+// SetMaxLifetime and Touch, on clients busy, silent, or busy and then
+// silent. A connection's limits are its idle timeout, counted from its
+// last data, Touch or SetIdleTimeout; its deadline; and its lifetime,
+// counted from its open. It is closed no sooner than the first of them,
+// for a reason whose limit it reached, and, with the loop on time, no
+// later than three ticks and a step (TestReapBounds's lateness) after
+// that or after the setter that made it due, whichever is later; a
+// setter on a closed connection reports false. The setters move limits
+// later without touching the wheel, which expire re-arms for, and earlier
+// by re-arming: the state the model checks. Six deliberate bugs fail it
+// (internal/mutants, "set" and "touch-"): a setter that does not re-arm
+// (three), SetIdleTimeout or Touch not restarting the count, and a
+// deadline rounded down to its tick.
+func TestSettersRandom(t *testing.T) {
+	const step = 100 * time.Microsecond
+	rng := rand.New(rand.NewPCG(testSeed(t), 0))
+	for round := range 40 {
+		lagged := round%2 == 1
+		timeout, opts := simOptions(rng)
+		if rng.IntN(2) == 0 {
+			opts.MaxLifetime = timeout + time.Duration(rng.Int64N(int64(4*timeout)))
+		}
+		t.Run(fmt.Sprintf("round=%d/lagged=%v", round, lagged), func(t *testing.T) {
+			s := newSim(t, rng, opts)
+			tick, res := s.h.cfg.tick, s.h.cfg.resolution
+			late := 3*tick + step
+			within := func(d time.Duration) time.Duration { return time.Duration(rng.Int64N(int64(d) + 1)) }
+			models := make([]setterModel, 24)
+			for i := range models {
+				c := &simConn{openAt: within(timeout), closeAt: -1, gap: timeout / 4}
+				switch i % 3 {
+				case 0: // busy throughout
+					c.quietAt = 1 << 62
+				case 1: // busy for a while, then silent
+					c.quietAt = c.openAt + within(3*timeout)
+				}
+				s.conns = append(s.conns, c)
+				models[i] = setterModel{last: c.openAt, idle: timeout, life: opts.MaxLifetime}
+			}
+			s.each = func(now time.Duration) {
+				for i, c := range s.conns {
+					if c.fakeConn == nil {
+						continue
+					}
+					m := &models[i]
+					if c.open {
+						m.last = max(m.last, c.lastData)
+					}
+					if c.open && !lagged {
+						due, _ := m.due(c.openAt, now)
+						require.Less(t, now, max(due, m.changed)+late+step, "conn %d not closed: %+v", i, *m)
+					}
+					if rng.IntN(400) != 0 {
+						continue
+					}
+					var ok bool
+					switch rng.IntN(4) {
+					case 0:
+						d := time.Duration(0)
+						if rng.IntN(4) != 0 {
+							d = res + within(3*timeout)
+						}
+						ok = s.h.SetIdleTimeout(c.fakeConn, d)
+						if ok {
+							m.idle, m.last = d, now
+						}
+					case 1:
+						at := time.Time{}
+						if rng.IntN(4) != 0 {
+							at = s.start.Add(now - timeout/2 + within(3*timeout))
+						}
+						ok = s.h.SetDeadline(c.fakeConn, at)
+						if ok {
+							m.deadline = 0
+							if !at.IsZero() {
+								m.deadline = max(at.Sub(s.start), 1)
+							}
+						}
+					case 2:
+						d := time.Duration(0)
+						if rng.IntN(4) != 0 {
+							d = within(5 * timeout)
+						}
+						ok = s.h.SetMaxLifetime(c.fakeConn, d)
+						if ok {
+							m.life = d
+						}
+					default:
+						s.h.Touch(c.fakeConn)
+						ok = c.open
+						if ok {
+							m.last = now
+						}
+					}
+					require.Equal(t, c.open, ok, "conn %d: a setter's report", i)
+					if ok {
+						m.changed = now
+					}
+				}
+			}
+			s.run(20*timeout, step, simLag(rng, lagged, res))
+
+			for i, c := range s.conns {
+				if c.closeAt < 0 {
+					continue
+				}
+				m := &models[i]
+				due, whys := m.due(c.openAt, c.reapedAt)
+				require.GreaterOrEqual(t, c.reapedAt, due, "conn %d closed early: %+v, %+v", i, c, *m)
+				require.Contains(t, whys, c.why, "conn %d closed for %v: %+v, %+v", i, c.why, c, *m)
+			}
+		})
 	}
 }

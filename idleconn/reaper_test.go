@@ -52,10 +52,12 @@ type simConn struct {
 	rate              float64
 	readStop          time.Duration
 	period, beatsStop time.Duration
-	// aborted records a reset (abortOnClose), and queuedAtClose what the
-	// queue held at the close.
+	// aborted records a reset (abortOnClose), queuedAtClose what the
+	// queue held at the close, and reapedAt when the close came (closeAt
+	// is when the sim saw it, up to a step later).
 	aborted       bool
 	queuedAtClose uint64
+	reapedAt      time.Duration
 }
 
 // kernel returns what the peer of c has acknowledged of its connection's
@@ -97,7 +99,7 @@ func newSim(t *testing.T, rng *rand.Rand, opts Options) *sim {
 	s.start = s.clk.t
 	opts.OnReap = func(c gnet.Conn, why Reason) {
 		sc := s.byFD[c.Fd()]
-		sc.why = why
+		sc.why, sc.reapedAt = why, s.elapsed()
 		_, sc.queuedAtClose = sc.kernel(s.elapsed())
 	}
 	h, err := newHandler(&nopHandler{}, opts, s.clk.now)

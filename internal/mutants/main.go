@@ -3,8 +3,9 @@
 // of the package it changes on it (testsFor): TestWheelRandom,
 // TestHashedRandom, TestStoreRandom and the fuzz targets' seeds for the
 // wheels and their storage, TestReapBounds, TestIdleLookRandom,
-// TestOverloadRandom, TestTimersRandom, TestOutputBoundsRandom,
-// TestBudgetModel and TestBudgetBands for idleconn. They are the net under the fast paths and cached state, and
+// TestOverloadRandom, TestTimersRandom, TestSettersRandom,
+// TestOutputBoundsRandom, TestBudgetModel and TestBudgetBands for
+// idleconn. They are the net under the fast paths and cached state, and
 // must fail for every mutant; one that survives shows a
 // state the tests do not reach, as the hashed wheel's NextExpiry shortcut
 // did until TestHashedRandom asked it after every step.
@@ -48,7 +49,7 @@ const modulePath = "github.com/packwheel/packwheel"
 func testsFor(file string) (pkgs []string, run string) {
 	switch {
 	case strings.HasPrefix(file, "idleconn/"):
-		return []string{"./idleconn"}, "^(TestReapBounds|TestIdleLookRandom|TestOverloadRandom|TestTimersRandom|TestOutputBoundsRandom|TestBudgetModel|TestBudgetBands)$"
+		return []string{"./idleconn"}, "^(TestReapBounds|TestIdleLookRandom|TestOverloadRandom|TestTimersRandom|TestSettersRandom|TestOutputBoundsRandom|TestBudgetModel|TestBudgetBands)$"
 	case strings.HasPrefix(file, "packed/"):
 		return []string{".", "./packed"}, "^(TestWheelRandom|TestHashedRandom|FuzzWheel|FuzzHashed|TestStoreRandom)$"
 	}

@@ -195,6 +195,21 @@ var mutants = []mutant{
 	{"overload-wake-no-pass", "idleconn/reaper.go",
 		"\t\t\tl.dispatch() // Overload's pass (overloadKind)\n", ""},
 
+	// The per-connection setters, which move limits later lazily and
+	// earlier by re-arming.
+	{"setIdle-no-restart", "idleconn/limits.go",
+		"\tif ticks != 0 {\n\t\ts.last = l.stamp()\n\t\th.rearm(s, l)\n\t}", "\tif ticks != 0 {\n\t\th.rearm(s, l)\n\t}"},
+	{"setIdle-no-rearm", "idleconn/limits.go",
+		"\tif ticks != 0 {\n\t\ts.last = l.stamp()\n\t\th.rearm(s, l)\n\t}", "\tif ticks != 0 {\n\t\ts.last = l.stamp()\n\t}"},
+	{"setDeadline-no-rearm", "idleconn/limits.go",
+		"\t\ts.lim().deadline = max(h.clock.Deadline(t, 0), 1)\n\t\th.rearm(s, l)\n", "\t\ts.lim().deadline = max(h.clock.Deadline(t, 0), 1)\n\t\t_ = l\n"},
+	{"setDeadline-floor", "idleconn/limits.go",
+		"max(h.clock.Deadline(t, 0), 1)", "max(h.clock.Tick(t), 1)"},
+	{"setLifetime-no-rearm", "idleconn/limits.go",
+		"\ts.lim().life.ticks = ticks\n\th.rearm(s, l)\n", "\ts.lim().life.ticks = ticks\n\t_ = l\n"},
+	{"touch-no-stamp", "idleconn/handler.go",
+		"\tif s, l := h.tracking(c); s != nil {\n\t\ts.last = l.stamp()\n\t}", "\tif s, _ := h.tracking(c); s != nil {\n\t}"},
+
 	// idleconn's Timers: their times, periods and stops.
 	{"timer-period-drifts", "idleconn/timer.go",
 		"\t\tt.at = later(t.at, t.period)\n", "\t\tt.at = later(t.at, t.period+l.cfg.tick/2)\n"},
