@@ -536,6 +536,39 @@ func TestOverload(t *testing.T) {
 	require.Equal(t, float64(1), f.h.Stats().IdleScale, "41 open: below Start")
 }
 
+// TestOverloadChurn checks that connections coming and going across the
+// edge of one of Overload's steps run no pass over the loop's
+// connections, which is O(descriptors): with 520 of MaxConns 1,024 open
+// and Start at half, a hundred rounds of one close and one open, a tick
+// apart, on a loop that runs every tick, run none. Before the passes' gate
+// held a step of slack, each such round ran one.
+func TestOverloadChurn(t *testing.T) {
+	opts := Options{Timeout: time.Second, Resolution: 20 * time.Millisecond, MaxConns: 1024,
+		Overload: Overload{Start: 0.5, Floor: 100 * time.Millisecond}}
+	f := newFakeServer(t, &nopHandler{}, opts)
+	l := f.loop()
+	conns := make([]*fakeConn, 520)
+	for i := range conns {
+		conns[i] = openFake(f.h, l, 10+i)
+	}
+	tick := f.h.cfg.tick
+	f.advance(tick, l)
+	lp := f.h.loops.find(l)
+	scans := lp.overloadScans
+	require.Positive(t, scans, "the fill ran a pass")
+	for i := range 100 {
+		// The first connection talks, so that the loop runs at each tick
+		// and sees the scale rise and fall, as a server's loops do.
+		require.NoError(t, l.Close(conns[1+i]))
+		f.h.OnTraffic(conns[0])
+		f.advance(tick, l)
+		conns[1+i] = openFake(f.h, l, 1000+i)
+		f.h.OnTraffic(conns[0])
+		f.advance(tick, l)
+	}
+	require.Equal(t, scans, lp.overloadScans, "passes over the connections while they came and went")
+}
+
 // TestOverloadLooksAtKernelQueue checks that the Overload pass, which
 // closes the connections its shrunk idle timeouts have run out for, looks
 // at the kernel's send queue as the timer does (idleLook): of sixty

@@ -256,10 +256,13 @@ type loopLimits struct {
 	// shedAt is the tick of Shutdown's latest pass.
 	shedAt uint64
 	// idleScale is Stats.IdleScale as of the loop's latest run, and
-	// scanStep the overload step (overloadConfig.step) its latest run
-	// left its timers at, which the driver reads (wake).
-	idleScale float64
-	scanStep  atomic.Int64
+	// scanStep the overload step (overloadConfig.step) its timers were
+	// left at, which the driver reads (wake); overloadScans counts the
+	// overload passes that went over the loop's connections, for
+	// TestOverloadChurn.
+	idleScale     float64
+	scanStep      atomic.Int64
+	overloadScans int
 	// shedFor is the idle time CloseIdle asked for, in nanoseconds, until
 	// the runnable takes it; -1 for none.
 	shedFor atomic.Int64
@@ -740,18 +743,21 @@ var overloadKind = kind{
 			floorTicks: limitTicks(o.Overload.Floor, c.tick)}
 		return nil
 	},
-	// When the scale has fallen a step (overloadConfig.step) below the one
-	// the loop's timers were left at, the pass closes the connections
+	// When the scale has fallen two steps (overloadConfig.step) below the
+	// one the loop's timers were left at, the pass closes the connections
 	// already idle for their shortened timeout and brings the others'
 	// timers forward: each connection's timer was armed for its timeout
-	// as it was. The pass is O(descriptors); the steps, 64 from Start to
-	// MaxConns, bound how often it runs as the server fills, and how late
-	// a close comes: by a 64th of the shrinkable timeout. An open that
-	// takes the scale down a step nudges the driver, which sends every
-	// loop left at a step above it its runnable (wake), so that a flood of
-	// connections that send nothing, which wakes no loop by itself, is
-	// reaped at the shortened timeouts (TestOverloadRandom's silent
-	// rounds).
+	// as it was. A rise of the scale lowers that step to one above the
+	// new one, so that a count of connections that goes back and forth
+	// across a step's edge runs no pass: a pass is O(descriptors), and
+	// without this a server whose connections come and go at an edge ran
+	// one every tick (TestOverloadChurn). A timer armed at a scale up to
+	// two steps higher than the present one, 2/128, makes a close late by
+	// at most a 64th of the shrinkable timeout. An open that takes the
+	// scale down a step nudges the driver, which sends every loop two
+	// steps behind it its runnable (wake), so that a flood of connections
+	// that send nothing, which wakes no loop by itself, is reaped at the
+	// shortened timeouts (TestOverloadRandom's silent rounds).
 	pass: func(l *loop, now uint64) uint64 {
 		if l.cfg.overload.start == 0 {
 			return packwheel.MaxTick
@@ -759,11 +765,13 @@ var overloadKind = kind{
 		open := l.h.open.Load()
 		l.idleScale = l.cfg.overload.idleScale(open)
 		step := l.cfg.overload.step(open)
-		if step <= l.scanStep.Load() {
-			l.scanStep.Store(step) // timers armed too early re-arm
+		if step <= l.scanStep.Load()+1 {
+			// Timers armed too early re-arm.
+			l.scanStep.Store(min(l.scanStep.Load(), step+1))
 			return packwheel.MaxTick
 		}
 		l.scanStep.Store(step)
+		l.overloadScans++
 		l.h.table.each(l, func(s *slot) bool {
 			if due, why := l.closeDue(s, now); due <= now {
 				l.reap(s, why)
@@ -797,8 +805,10 @@ func (c *overloadConfig) idleScale(open int64) float64 {
 }
 
 // overloadSteps is how many steps the scale falls by from Start to
-// MaxConns, each of which runs the overload pass on every loop.
-const overloadSteps = 64
+// MaxConns: the loops' passes run every two of them, which bounds how
+// many run as the server fills and how late a close may come (the
+// overload pass).
+const overloadSteps = 128
 
 // step returns how many whole steps of 1/overloadSteps the scale has
 // fallen by with open connections: 0 up to Start, overloadSteps from

@@ -770,12 +770,12 @@ func TestSettersRandom(t *testing.T) {
 						if ok {
 							m.life = d
 						}
-					default:
+					default: // Touch, which reports nothing
 						s.h.Touch(c.fakeConn)
-						ok = c.open
-						if ok {
-							m.last = now
+						if c.open {
+							m.last, m.changed = now, now
 						}
+						continue
 					}
 					require.Equal(t, c.open, ok, "conn %d: a setter's report", i)
 					if ok {

@@ -161,7 +161,7 @@ func TestIdleAndActive(t *testing.T) {
 // clients that connect and send nothing, which wakes no event loop by
 // itself: the loops must shed them along the shrunk timeouts, from the
 // fullest scale's, never before it, and with a third of them gone well
-// before Timeout: about 1.4 s of 2 s, as the scale rises while they go,
+// before Timeout: about 1.2 to 1.4 s of 2 s, as the scale rises while they go,
 // where the test allows 1.8 s and whatever the process was stalled for.
 // Before an open that takes the scale down a step woke the loops, no loop
 // ran until the first Timeout ran out, and then it closed the whole flood

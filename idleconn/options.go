@@ -248,12 +248,11 @@ type OutputLimit struct {
 // Envoy's overload manager reduces its timeouts: with open connections
 // above Start times MaxConns, every idle timeout longer than Floor shrinks
 // in proportion, to Floor when MaxConns are open. Stats.IdleScale tells
-// how far. The loops apply it in 64 steps between Start and MaxConns, so
-// a connection may be closed as late as its timeout shrunk at a scale a
-// 64th higher, with the lateness of any idle timeout besides; an open that
-// takes the scale down a step wakes every loop to apply it, so that a
-// flood of connections that send nothing is shed as well
-// (TestOverloadRandom). The zero value is off.
+// how far. The loops apply it in steps, so a connection may be closed as
+// late as its timeout shrunk at a scale a 64th higher, with the lateness
+// of any idle timeout besides; an open that takes the scale down a step
+// wakes the loops to apply it, so that a flood of connections that send
+// nothing is shed as well (TestOverloadRandom). The zero value is off.
 type Overload struct {
 	// Start is the fraction of MaxConns, above 0 and below 1, from which
 	// idle timeouts shrink.

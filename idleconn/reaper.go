@@ -78,7 +78,7 @@ func (h *Handler) wake(t time.Time) (next uint64, poll int64) {
 		} else {
 			poll = min(poll, at)
 		}
-		if step > l.scanStep.Load() {
+		if step > l.scanStep.Load()+1 {
 			l.dispatch() // Overload's pass (overloadKind)
 		}
 		switch {

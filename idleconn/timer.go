@@ -182,8 +182,11 @@ func (l *loop) fireTimer(t *Timer, now uint64) {
 		}
 	}
 	if t.period != 0 {
+		// Not before the next tick, though the wheel's advance is at this
+		// timer's own, which may be earlier: periods missed fire one a
+		// tick, not all in the same run.
 		t.at = later(t.at, t.period)
-		l.tw.Schedule(&t.holder, l.tickOf(t.at), t)
+		l.tw.Schedule(&t.holder, max(l.tickOf(t.at), now+1), t)
 	}
 	t.f(t.c)
 	if s != nil && s.owner.Load() == l && s.conn() == t.c {

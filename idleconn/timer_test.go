@@ -371,6 +371,7 @@ type timerModel struct {
 	base, period time.Duration
 	k            int
 	conn         int
+	fired        uint64 // the tick it last fired at, plus one; 0 for never
 }
 
 func (m *timerModel) next() time.Duration { return m.base + time.Duration(m.k)*m.period }
@@ -426,6 +427,9 @@ func TestTimersRandom(t *testing.T) {
 					}
 					want := m.next()
 					require.GreaterOrEqual(t, now, want, "timer %d, firing %d early", j, m.k)
+					at := s.h.clock.Tick(s.clk.t)
+					require.Less(t, m.fired, at+1, "timer %d fired twice at tick %d: periods missed fire one a tick", j, at)
+					m.fired = at + 1
 					if !lagged {
 						require.LessOrEqual(t, now, want+tick+step, "timer %d, firing %d late", j, m.k)
 					}
@@ -460,7 +464,7 @@ func TestTimersRandom(t *testing.T) {
 					require.False(t, s.conns[conn].open, "ConnTimer refused an open connection")
 					return // a closed connection's timer stays as it was: it never fires
 				}
-				*m = timerModel{armed: true, base: now + d, period: period, conn: conn}
+				*m = timerModel{armed: true, base: now + d, period: period, conn: conn, fired: m.fired}
 				if period != 0 {
 					m.period = max(period, tick)
 				}

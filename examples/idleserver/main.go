@@ -34,6 +34,7 @@
 package main
 
 import (
+	"cmp"
 	"context"
 	"flag"
 	"fmt"
@@ -69,7 +70,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	budget := fs.Int64("budget", 0, "bytes buffered for all clients together, unread input and pending output: past half of it the largest holders are closed (0: derived from the memory the process may use, -1: none)")
 	drain := fs.Duration("drain", 10*time.Second, "on SIGINT or SIGTERM, how long connections may take to finish")
 	overload := fs.Float64("overload", 0, "shorten idle timeouts once this fraction of -max-conns is open, down to -overload-floor with all of them open (0: off)")
-	floor := fs.Duration("overload-floor", 5*time.Second, "the idle timeout with -max-conns open, under -overload")
+	floor := fs.Duration("overload-floor", 0, "the idle timeout with -max-conns open, under -overload (0: a quarter of -timeout)")
 	every := cli.StatsFlag(fs, 5*time.Second)
 	if err := cli.Parse(fs, args); err != nil {
 		return err
@@ -77,7 +78,7 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 	opts := idleconn.Options{Timeout: *timeout, MaxLifetime: *maxLife, WriteStallTimeout: *stall, MaxConns: *maxConns, Budget: *budget,
 		Output: idleconn.OutputLimit{Max: *maxOutput, High: min(64<<10, *maxOutput), Low: min(32<<10, *maxOutput)}, MaxInput: *maxInput, MaxUnsent: maxUnsent}
 	if *overload != 0 {
-		opts.Overload = idleconn.Overload{Start: *overload, Floor: *floor}
+		opts.Overload = idleconn.Overload{Start: *overload, Floor: cmp.Or(*floor, *timeout/4)}
 	}
 	switch *wheel {
 	case "hashed":
@@ -105,9 +106,9 @@ func run(ctx context.Context, args []string, out io.Writer) error {
 		return cli.Usagef("-budget %d: want bytes, 0 for the default or -1 for none", *budget)
 	case *drain < 0:
 		return cli.Usagef("-drain %v: must not be negative", *drain)
-	case *overload < 0 || *overload >= 1:
+	case !(*overload >= 0 && *overload < 1):
 		return cli.Usagef("-overload %v: want a fraction of -max-conns above 0 and below 1 (0: off)", *overload)
-	case *overload != 0 && (*floor < max(*timeout/8, idleconn.MinResolution) || *floor > *timeout):
+	case *overload != 0 && *floor != 0 && (*floor < max(*timeout/8, idleconn.MinResolution) || *floor > *timeout):
 		return cli.Usagef("-overload-floor %v: must lie between %v, the timeout's resolution, and -timeout %v", *floor, max(*timeout/8, idleconn.MinResolution), *timeout)
 	}
 	if err := cli.CheckLoops(*loops); err != nil {

@@ -103,6 +103,7 @@ func TestFlags(t *testing.T) {
 		{[]string{"-budget", "-2"}, "-budget -2: want bytes, 0 for the default or -1 for none"},
 		{[]string{"-overload", "1"}, "-overload 1: want a fraction of -max-conns above 0 and below 1 (0: off)"},
 		{[]string{"-overload", "-0.5"}, "-overload -0.5: want a fraction of -max-conns above 0 and below 1 (0: off)"},
+		{[]string{"-overload", "NaN"}, "-overload NaN: want a fraction of -max-conns above 0 and below 1 (0: off)"},
 		{[]string{"-overload", "0.5", "-overload-floor", "1m"}, "-overload-floor 1m0s: must lie between 3.75s, the timeout's resolution, and -timeout 30s"},
 		{[]string{"-overload", "0.5", "-timeout", "8s", "-overload-floor", "999ms"}, "-overload-floor 999ms: must lie between 1s, the timeout's resolution, and -timeout 8s"},
 		{[]string{"-addr", "127.0.0.1"}, `invalid value "127.0.0.1" for flag -addr: want host:port, as in 127.0.0.1:9000 (missing port in address)`},
