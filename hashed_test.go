@@ -160,22 +160,24 @@ func TestHashedSweepNotesMovedTimers(t *testing.T) {
 // TestHashedLimitMetByCancels pins a bounded advance whose visit stops at
 // its limit with nothing left of the tick, the callback of the one timer
 // it fired having cancelled the others: the visit is done, so the advance
-// goes on and reports that it caught up (finished), and the timers of
-// later revolutions in that bucket and the next fire on time. The random
-// model tests reach this state in most runs, not all: mutant
-// walk-ignores-finished, which took the stopped visit for unfinished,
-// survived two whole-table runs of internal/mutants of nine runs of it,
-// and fails this test every time.
+// goes on and reports that it caught up (finished), and the sweep, which
+// began after e fired and had seen nothing, notes the tick of the timer
+// the bucket keeps for a later revolution. Without the note, the visit of
+// d, a revolution after the sweep began, would jump past it. The random
+// model tests reach these states in most runs, not all: mutants
+// walk-ignores-finished and finished-no-sweepMin each survived one of two
+// whole-table runs of internal/mutants today, and fail this test every
+// time.
 func TestHashedLimitMetByCancels(t *testing.T) {
 	w := NewHashed[*conn](HashedOptions{Slots: 8})
 	var e, a, b, c, d, later conn
-	w.Schedule(&e.timer, 1, &e)
+	w.Schedule(&e.timer, 2, &e)
 	for _, x := range []*conn{&a, &b, &c} {
 		w.Schedule(&x.timer, 3, x)
 	}
 	w.Schedule(&d.timer, 10, &d)
 	w.Schedule(&later.timer, 11, &later) // a, b and c's bucket, a revolution on
-	w.Advance(1, nil)                    // fires e; a sweep begins at 2
+	w.Advance(2, nil)                    // fires e; a sweep begins at 3
 	var fired []uint64
 	fire := func(*conn) {
 		fired = append(fired, w.Now())
