@@ -130,12 +130,7 @@ func (l *loop) tickOf(at time.Duration) uint64 {
 	if at == math.MaxInt64 {
 		return packwheel.MaxTick
 	}
-	tick := l.cfg.tick
-	due := uint64(at / tick)
-	if at%tick != 0 {
-		due++
-	}
-	return due
+	return ceilDiv(at, l.cfg.tick)
 }
 
 // later returns at+d for at and d at least 0, or the longest Duration if

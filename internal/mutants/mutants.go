@@ -216,7 +216,7 @@ var mutants = []mutant{
 	{"timer-catchup-at-once", "idleconn/timer.go",
 		"max(l.tickOf(t.at), now+1)", "l.tickOf(t.at)"},
 	{"timer-due-floor", "idleconn/timer.go",
-		"\tif at%tick != 0 {\n\t\tdue++\n\t}\n", ""},
+		"return ceilDiv(at, l.cfg.tick)", "return uint64(at / l.cfg.tick)"},
 	{"timer-stop-keeps", "idleconn/timer.go",
 		"return t.l.tw.Cancel(&t.holder)", "return t.holder.Active()"},
 
