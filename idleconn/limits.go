@@ -136,7 +136,7 @@ type kind struct {
 	// timer waits for the earliest of the kinds' (dueOf).
 	due func(l *loop, s *slot, now uint64) uint64
 	// reprieve is a timed kind's last look before it closes s's
-	// connection at tick now (closeDue): true puts the close off, the
+	// connection at tick now (lastLook): true puts the close off, the
 	// kind's due having moved on; nil for none.
 	reprieve func(l *loop, s *slot, now uint64) bool
 	// boot does its work as an engine starts, in OnBoot, before the
@@ -773,7 +773,11 @@ var overloadKind = kind{
 		l.scanStep.Store(step)
 		l.overloadScans++
 		l.h.table.each(l, func(s *slot) bool {
-			if due, why := l.closeDue(s, now); due <= now {
+			due, why := l.dueOf(s, now)
+			if due <= now {
+				due, why = l.lastLook(s, due, why, now)
+			}
+			if due <= now {
 				l.reap(s, why)
 			} else {
 				l.arm(s, due, now)

@@ -293,7 +293,10 @@ func (l *loop) expire(s *slot, now uint64) bool {
 	}
 	// With output pending, look has armed the timer for the next tick:
 	// a drain must be seen when it comes, for the stall to count from it.
-	due, why := l.closeDue(s, now)
+	due, why := l.dueOf(s, now)
+	if due <= now {
+		due, why = l.lastLook(s, due, why, now)
+	}
 	if due > now {
 		l.arm(s, due, now)
 		return false
@@ -302,16 +305,16 @@ func (l *loop) expire(s *slot, now uint64) bool {
 	return true
 }
 
-// closeDue is dueOf for a pass that closes s if a limit is reached at tick
-// now: the limit reached has its last look first (kind.reprieve), as an
-// Idle close looks at the kernel's send queue (idleLook), which may put
-// the close off.
-func (l *loop) closeDue(s *slot, now uint64) (uint64, Reason) {
-	due, why := l.dueOf(s, now)
-	if due <= now {
-		if r := kinds[why-1].reprieve; r != nil && r(l, s, now) {
-			return l.dueOf(s, now)
-		}
+// lastLook is what a pass that closes s does once dueOf has found limit
+// why reached, due at or before tick now: the limit has its last look
+// first (kind.reprieve), as an Idle close looks at the kernel's send queue
+// (idleLook), which may put the close off; it returns dueOf's answer
+// after the look, or its own arguments. Called only for a limit reached,
+// so that a timer that fires early, and re-arms, pays no call for it
+// (BenchmarkReaperTick).
+func (l *loop) lastLook(s *slot, due uint64, why Reason, now uint64) (uint64, Reason) {
+	if r := kinds[why-1].reprieve; r != nil && r(l, s, now) {
+		return l.dueOf(s, now)
 	}
 	return due, why
 }
